@@ -1,0 +1,97 @@
+// Env: the seam through which plumber touches files and the clock, after
+// LevelDB's Env. Production code uses Env::Default(); tests substitute an Env
+// that injects faults (short reads, failed writes, a full disk) or a fake
+// clock. Every error names the path it concerns.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "status.h"
+
+namespace plumber {
+
+// A file read front to back. Not thread-safe; one reader at a time.
+class SequentialFile {
+ public:
+  SequentialFile() = default;
+  SequentialFile(const SequentialFile&) = delete;
+  SequentialFile& operator=(const SequentialFile&) = delete;
+  virtual ~SequentialFile() = default;
+
+  // Reads up to n bytes into scratch and points *result at what was read.
+  // A result shorter than n (even empty) means the end of the file was
+  // reached; errors are returned as a Status naming the file.
+  virtual Status Read(size_t n, std::string_view* result, char* scratch) = 0;
+
+  // Skips n bytes; skipping past the end stops at the end.
+  virtual Status Skip(uint64_t n) = 0;
+
+  virtual const std::string& path() const = 0;
+};
+
+// A file written front to back. Data reaches the file system at Flush, Sync
+// or Close; a destructor without Close closes and ignores errors.
+class WritableFile {
+ public:
+  WritableFile() = default;
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+  virtual ~WritableFile() = default;
+
+  virtual Status Append(std::string_view data) = 0;
+  // Hands buffered data to the operating system.
+  virtual Status Flush() = 0;
+  // Flush, then ask the device to make it durable.
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+  virtual const std::string& path() const = 0;
+};
+
+class Env {
+ public:
+  Env() = default;
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+  virtual ~Env() = default;
+
+  // The process-wide real file system and clock. Never null, never freed.
+  static Env* Default();
+
+  virtual StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) = 0;
+  // Creates or truncates.
+  virtual StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // Creates or appends to the end.
+  virtual StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) = 0;
+  virtual bool FileExists(const std::string& path) = 0;
+  virtual StatusOr<uint64_t> GetFileSize(const std::string& path) = 0;
+  // Atomically replaces `to` by `from` (rename(2) on one file system).
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  // Paths matching a shell glob, sorted. No match is an empty list.
+  virtual StatusOr<std::vector<std::string>> Glob(const std::string& pattern) = 0;
+
+  // Monotonic clock, nanoseconds from an arbitrary origin.
+  virtual int64_t NowNanos() = 0;
+  // Wall clock, nanoseconds since the Unix epoch.
+  virtual int64_t NowUnixNanos() = 0;
+};
+
+// A SequentialFile over bytes in memory (which must outlive it), named
+// `name` in errors: lets parsers share one code path for files and buffers.
+std::unique_ptr<SequentialFile> NewMemorySequentialFile(std::string_view data, std::string name);
+
+// Reads the whole file. Refuses files larger than max_bytes with
+// ResourceExhausted rather than allocating them.
+StatusOr<std::string> ReadFileToString(Env* env, const std::string& path,
+                                       uint64_t max_bytes = uint64_t{1} << 32);
+
+// Writes `contents` to a temporary file beside `path`, syncs it, and renames
+// it over `path`: readers see the old file or the whole new one, never half.
+// On failure the temporary file is removed and `path` is left as it was.
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents);
+
+}  // namespace plumber

@@ -1,0 +1,144 @@
+// Parsing and formatting of sizes, rates and durations.
+#include "units.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace plumber::units {
+namespace {
+
+struct Split {
+  double number = 0;
+  std::string suffix;
+};
+
+// Splits "12.5GiB" into 12.5 and "GiB"; rejects empty, negative, non-finite.
+Status SplitNumber(std::string_view text, const char* what, Split* out) {
+  std::string_view t = text;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  size_t i = 0;
+  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.' || t[i] == 'e' ||
+                          ((t[i] == '+' || t[i] == '-') && i > 0 && t[i - 1] == 'e'))) {
+    // 'e' only counts as an exponent when a digit follows it.
+    if (t[i] == 'e' && (i + 1 >= t.size() || !(std::isdigit(static_cast<unsigned char>(t[i + 1])) ||
+                                               t[i + 1] == '+' || t[i + 1] == '-'))) {
+      break;
+    }
+    ++i;
+  }
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + i, out->number);
+  if (i == 0 || ec != std::errc() || ptr != t.data() + i || !std::isfinite(out->number) || out->number < 0) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a " + what);
+  }
+  while (i < t.size() && t[i] == ' ') ++i;
+  out->suffix = std::string(t.substr(i));
+  return Status::OK();
+}
+
+// Multiplier of a size suffix, or 0 when unknown.
+double SizeMultiplier(std::string s) {
+  if (!s.empty() && (s.back() == 'B' || s.back() == 'b')) s.pop_back();
+  if (s.empty()) return 1;
+  bool binary = false;
+  if (s.size() == 2 && (s[1] == 'i' || s[1] == 'I')) {
+    binary = true;
+    s.pop_back();
+  }
+  if (s.size() != 1) return 0;
+  const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  const double base = binary ? 1024.0 : 1000.0;
+  switch (c) {
+    case 'K': return base;
+    case 'M': return base * base;
+    case 'G': return base * base * base;
+    case 'T': return base * base * base * base;
+    case 'P': return base * base * base * base * base;
+    default: return 0;
+  }
+}
+
+std::string ThreeDigits(double v, const char* const* names, int count, double step) {
+  int i = 0;
+  while (i + 1 < count && std::fabs(v) >= step) {
+    v /= step;
+    ++i;
+  }
+  char buf[64];
+  const char* fmt = std::fabs(v) >= 100 ? "%.0f %s" : std::fabs(v) >= 10 ? "%.1f %s" : "%.2f %s";
+  std::snprintf(buf, sizeof(buf), fmt, v, names[i]);
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<uint64_t> ParseBytes(std::string_view text) {
+  Split s;
+  PLUMBER_RETURN_IF_ERROR(SplitNumber(text, "size (expected e.g. 300G, 512MiB, 1048576)", &s));
+  double mult = SizeMultiplier(s.suffix);
+  if (mult == 0) {
+    return Status::InvalidArgument("'" + std::string(text) + "': unknown size unit '" + s.suffix +
+                                   "' (expected B, K, M, G, T, KiB, MiB, GiB, TiB)");
+  }
+  double v = std::round(s.number * mult);
+  if (v >= 1.8e19) return Status::InvalidArgument("'" + std::string(text) + "' is too large a size");
+  return static_cast<uint64_t>(v);
+}
+
+StatusOr<double> ParseRate(std::string_view text) {
+  Split s;
+  PLUMBER_RETURN_IF_ERROR(SplitNumber(text, "rate (expected e.g. 100MB/s)", &s));
+  std::string suffix = s.suffix;
+  if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "/s") suffix.resize(suffix.size() - 2);
+  double mult = SizeMultiplier(suffix);
+  if (mult == 0) {
+    return Status::InvalidArgument("'" + std::string(text) + "': unknown rate unit '" + s.suffix +
+                                   "' (expected e.g. MB/s, GiB/s)");
+  }
+  return s.number * mult;
+}
+
+StatusOr<double> ParseSeconds(std::string_view text) {
+  Split s;
+  PLUMBER_RETURN_IF_ERROR(SplitNumber(text, "duration (expected e.g. 30s, 2m, 5ms)", &s));
+  const std::string& u = s.suffix;
+  double mult = 0;
+  if (u.empty() || u == "s" || u == "sec") mult = 1;
+  else if (u == "ms") mult = 1e-3;
+  else if (u == "us") mult = 1e-6;
+  else if (u == "ns") mult = 1e-9;
+  else if (u == "m" || u == "min") mult = 60;
+  else if (u == "h") mult = 3600;
+  if (mult == 0) {
+    return Status::InvalidArgument("'" + std::string(text) + "': unknown duration unit '" + u +
+                                   "' (expected ns, us, ms, s, m, h)");
+  }
+  return s.number * mult;
+}
+
+std::string FormatBytes(double bytes) {
+  static const char* const kNames[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  if (std::fabs(bytes) < 1000) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.0f B", bytes);
+    return buf;
+  }
+  return ThreeDigits(bytes, kNames, 6, 1000);
+}
+
+std::string FormatRate(double bytes_per_s) { return FormatBytes(bytes_per_s) + "/s"; }
+
+std::string FormatSeconds(double seconds) {
+  char buf[32];
+  double a = std::fabs(seconds);
+  if (a == 0) return "0 s";
+  if (a < 1e-6) std::snprintf(buf, sizeof(buf), "%.3g ns", seconds * 1e9);
+  else if (a < 1e-3) std::snprintf(buf, sizeof(buf), "%.3g us", seconds * 1e6);
+  else if (a < 1) std::snprintf(buf, sizeof(buf), "%.3g ms", seconds * 1e3);
+  else std::snprintf(buf, sizeof(buf), "%.3g s", seconds);
+  return buf;
+}
+
+}  // namespace plumber::units

@@ -1,0 +1,26 @@
+// Sizes ("300G", "512MiB"), rates ("100MB/s") and durations ("30s", "2m",
+// "5ms"), parsed one way everywhere. Decimal suffixes (K, M, G, T, with or
+// without B) are powers of 1000; binary ones (Ki, Mi, Gi, Ti, with or without
+// B) are powers of 1024. A bare number is bytes, bytes per second, or
+// seconds. Errors quote the text and say what was expected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "status.h"
+
+namespace plumber::units {
+
+StatusOr<uint64_t> ParseBytes(std::string_view text);
+// Bytes per second; the "/s" is optional.
+StatusOr<double> ParseRate(std::string_view text);
+StatusOr<double> ParseSeconds(std::string_view text);
+
+// Human forms with three significant digits: "1.50 GB", "412 MB/s", "2.35 ms".
+std::string FormatBytes(double bytes);
+std::string FormatRate(double bytes_per_s);
+std::string FormatSeconds(double seconds);
+
+}  // namespace plumber::units

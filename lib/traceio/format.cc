@@ -1,0 +1,76 @@
+// Encoding detection and the JSON mapping shared by pipelines and traces.
+#include "format.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace plumber {
+
+Encoding DetectEncoding(std::string_view bytes) {
+  for (char c : bytes) {
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    return c == '{' ? Encoding::kJson : Encoding::kBinary;
+  }
+  return Encoding::kBinary;
+}
+
+StatusOr<Encoding> EncodingForPath(const std::string& path) {
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".json")) return Encoding::kJson;
+  if (ends_with(".pb") || ends_with(".binpb") || ends_with(".trace")) return Encoding::kBinary;
+  return Status::InvalidArgument(path + ": cannot tell the format from the extension (use .json or .pb, or --to)");
+}
+
+StatusOr<Encoding> ParseEncodingName(std::string_view name) {
+  if (name == "json") return Encoding::kJson;
+  if (name == "pb" || name == "binary") return Encoding::kBinary;
+  return Status::InvalidArgument("unknown format '" + std::string(name) + "' (expected json or pb)");
+}
+
+std::string MessageToJson(const google::protobuf::Message& msg) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  // Printing a valid message cannot fail; the status only reports bad
+  // UTF-8 in string fields, which proto3 parsing already rejects.
+  (void)google::protobuf::util::MessageToJsonString(msg, &out, options);
+  if (out.empty() || out.back() != '\n') out.push_back('\n');
+  return out;
+}
+
+Status JsonToMessage(std::string_view json, const std::string& source, google::protobuf::Message* msg) {
+  // nlohmann first: it reports where a syntax error is, protobuf does not.
+  try {
+    if (!nlohmann::json::accept(json)) [[maybe_unused]] auto parsed = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::parse_error& e) {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < json.size(); ++i) {
+      if (json[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    auto pos = what.find("; ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    return Status::InvalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                                   ": invalid JSON: " + what);
+  }
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto st = google::protobuf::util::JsonStringToMessage(std::string(json), msg, options);
+  if (!st.ok()) {
+    return Status::InvalidArgument(source + ": does not match the " + msg->GetDescriptor()->name() +
+                                   " schema: " + std::string(st.message()));
+  }
+  return Status::OK();
+}
+
+}  // namespace plumber

@@ -1,0 +1,57 @@
+// Pipeline files: parse (JSON or binary by content), validate, write
+// atomically.
+#include <set>
+
+#include "traceio/pipeline_io.h"
+
+namespace plumber {
+
+StatusOr<schema::Pipeline> ParsePipeline(std::string_view bytes, const std::string& source) {
+  schema::Pipeline p;
+  if (DetectEncoding(bytes) == Encoding::kJson) {
+    PLUMBER_RETURN_IF_ERROR(JsonToMessage(bytes, source, &p));
+  } else if (bytes.empty()) {
+    return Status::InvalidArgument(source + ": the file is empty");
+  } else if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::InvalidArgument(source + ": neither JSON nor a binary pipeline definition");
+  }
+  return p;
+}
+
+StatusOr<schema::Pipeline> LoadPipeline(Env* env, const std::string& path) {
+  PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path, uint64_t{1} << 30));
+  PLUMBER_ASSIGN_OR_RETURN(schema::Pipeline p, ParsePipeline(bytes, path));
+  auto problems = ValidatePipeline(p);
+  if (!problems.empty()) {
+    std::string msg = path + ": " + problems.front().ToString();
+    if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
+    return Status::InvalidArgument(msg);
+  }
+  return p;
+}
+
+std::string SerializePipeline(const schema::Pipeline& pipeline, Encoding encoding) {
+  if (encoding == Encoding::kJson) return MessageToJson(pipeline);
+  std::string out;
+  pipeline.SerializeToString(&out);
+  return out;
+}
+
+Status WritePipeline(Env* env, const std::string& path, const schema::Pipeline& pipeline, Encoding encoding) {
+  return WriteFileAtomically(env, path, SerializePipeline(pipeline, encoding));
+}
+
+std::string OutputNodeName(const schema::Pipeline& pipeline) {
+  if (!pipeline.output().empty()) return pipeline.output();
+  std::set<std::string> consumed;
+  for (const auto& node : pipeline.nodes()) {
+    for (const auto& in : node.inputs()) consumed.insert(in);
+    if (node.op() == "interleave") consumed.insert(node.interleave().function());
+  }
+  for (const auto& node : pipeline.nodes()) {
+    if (!consumed.count(node.name())) return node.name();
+  }
+  return "";
+}
+
+}  // namespace plumber

@@ -1,0 +1,225 @@
+// Trace files: preamble, framed records, order checks, JSON conversion.
+#include "traceio/trace_io.h"
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+namespace plumber {
+namespace {
+
+std::string Preamble() {
+  std::string out(kTraceMagic, sizeof(kTraceMagic));
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((kTraceFormatVersion >> (8 * i)) & 0xff));
+  return out;
+}
+
+std::string TornWarning(const std::string& path, uint64_t offset, uint64_t records) {
+  return path + ": the trace ends inside a record at offset " + std::to_string(offset) +
+         " (the run was cut short); using the " + std::to_string(records) + " complete record(s) before it";
+}
+
+}  // namespace
+
+bool LooksLikeBinaryTrace(std::string_view bytes) {
+  const size_t n = std::min(bytes.size(), sizeof(kTraceMagic));
+  return n > 0 && std::memcmp(bytes.data(), kTraceMagic, n) == 0;
+}
+
+bool IsTraceContent(std::string_view bytes) {
+  if (LooksLikeBinaryTrace(bytes)) return true;
+  if (DetectEncoding(bytes) != Encoding::kJson) return false;
+  const auto json = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  return json.is_object() && (json.contains("header") || json.contains("snapshots"));
+}
+
+// ---- Writer ---------------------------------------------------------------
+
+TraceWriter::TraceWriter(std::unique_ptr<WritableFile> file)
+    : file_(std::move(file)), records_(std::make_unique<RecordWriter>(file_.get())) {}
+
+TraceWriter::~TraceWriter() {
+  if (!finished_) (void)file_->Close();
+}
+
+StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::string& path,
+                                                           const schema::TraceHeader& header) {
+  PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(path));
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(file)));
+  PLUMBER_RETURN_IF_ERROR(writer->file_->Append(Preamble()));
+  schema::TraceRecord record;
+  *record.mutable_header() = header;
+  PLUMBER_RETURN_IF_ERROR(writer->Write(record));
+  return writer;
+}
+
+Status TraceWriter::Write(const schema::TraceRecord& record) {
+  if (finished_) return Status::FailedPrecondition(file_->path() + ": write after the trace was finished");
+  std::string payload;
+  record.SerializeToString(&payload);
+  PLUMBER_RETURN_IF_ERROR(records_->AddRecord(payload));
+  return file_->Flush();
+}
+
+Status TraceWriter::Append(const schema::Snapshot& snapshot) {
+  schema::TraceRecord record;
+  *record.mutable_snapshot() = snapshot;
+  return Write(record);
+}
+
+Status TraceWriter::Finish(const schema::RunEnd& end) {
+  schema::TraceRecord record;
+  *record.mutable_end() = end;
+  Status s = Write(record);
+  finished_ = true;
+  Status c = file_->Close();
+  return s.ok() ? c : s;
+}
+
+// ---- Streaming reader -----------------------------------------------------
+
+TraceFileReader::TraceFileReader(std::string path, std::unique_ptr<SequentialFile> file, uint64_t size,
+                                 bool torn_preamble)
+    : path_(std::move(path)), file_(std::move(file)) {
+  if (torn_preamble) {
+    report_.torn = true;
+    report_.torn_offset = 0;
+    report_.warning = TornWarning(path_, 0, 0);
+  } else {
+    reader_ = std::make_unique<RecordReader>(file_.get(), size, kTracePreambleBytes);
+  }
+}
+
+StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::Open(Env* env, const std::string& path) {
+  PLUMBER_ASSIGN_OR_RETURN(uint64_t size, env->GetFileSize(path));
+  PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
+  return FromFile(std::move(file), size);
+}
+
+StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::FromFile(std::unique_ptr<SequentialFile> file,
+                                                                     uint64_t size) {
+  const std::string path = file->path();
+  char scratch[kTracePreambleBytes];
+  std::string_view got;
+  PLUMBER_RETURN_IF_ERROR(file->Read(kTracePreambleBytes, &got, scratch));
+  if (!LooksLikeBinaryTrace(got)) {
+    return Status::InvalidArgument(path + ": not a plumber trace (neither JSON nor a file starting with PLMTRACE)");
+  }
+  const bool torn = got.size() < kTracePreambleBytes;
+  if (!torn) {
+    uint32_t version = 0;
+    for (int i = 3; i >= 0; --i) version = (version << 8) | static_cast<unsigned char>(got[8 + i]);
+    if (version != kTraceFormatVersion) {
+      return Status::InvalidArgument(path + ": trace format version " + std::to_string(version) +
+                                     " is not supported (this plumber reads version " +
+                                     std::to_string(kTraceFormatVersion) + ")");
+    }
+  }
+  return std::unique_ptr<TraceFileReader>(new TraceFileReader(path, std::move(file), size, torn));
+}
+
+bool TraceFileReader::Next(schema::TraceRecord* record) {
+  if (!reader_ || !status_.ok()) return false;
+  if (!reader_->Read(&payload_)) {
+    status_ = reader_->status();
+    report_.records = reader_->records_read();
+    if (reader_->torn()) {
+      report_.torn = true;
+      report_.torn_offset = reader_->torn_offset();
+      report_.warning = TornWarning(path_, report_.torn_offset, report_.records);
+    }
+    return false;
+  }
+  const std::string where = path_ + ": record " + std::to_string(reader_->records_read() - 1) + " at offset " +
+                            std::to_string(reader_->record_offset());
+  if (!record->ParseFromString(payload_)) {
+    status_ = Status::Corruption(where + ": the payload is not a trace record");
+    return false;
+  }
+  const bool is_header = record->has_header();
+  if (seen_end_) {
+    status_ = Status::Corruption(where + ": a record follows the end record");
+  } else if (!seen_header_ && !is_header) {
+    status_ = Status::Corruption(where + ": the trace must start with its header");
+  } else if (seen_header_ && is_header) {
+    status_ = Status::Corruption(where + ": a second header");
+  } else if (record->kind_case() == schema::TraceRecord::KIND_NOT_SET) {
+    status_ = Status::Corruption(where + ": an empty record");
+  }
+  if (!status_.ok()) return false;
+  seen_header_ = true;
+  seen_end_ = record->has_end();
+  report_.records = reader_->records_read();
+  return true;
+}
+
+// ---- Whole traces -----------------------------------------------------------
+
+namespace {
+
+Status CollectBinary(TraceFileReader& reader, schema::Trace* trace, TraceReadReport* report) {
+  schema::TraceRecord record;
+  while (reader.Next(&record)) {
+    switch (record.kind_case()) {
+      case schema::TraceRecord::kHeader: *trace->mutable_header() = std::move(*record.mutable_header()); break;
+      case schema::TraceRecord::kSnapshot: *trace->add_snapshots() = std::move(*record.mutable_snapshot()); break;
+      case schema::TraceRecord::kEnd: *trace->mutable_end() = std::move(*record.mutable_end()); break;
+      default: break;
+    }
+  }
+  PLUMBER_RETURN_IF_ERROR(reader.status());
+  if (report) *report = reader.report();
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<schema::Trace> ParseTrace(std::string_view bytes, const std::string& source, TraceReadReport* report) {
+  schema::Trace trace;
+  if (DetectEncoding(bytes) == Encoding::kJson) {
+    PLUMBER_RETURN_IF_ERROR(JsonToMessage(bytes, source, &trace));
+    if (!trace.has_header()) return Status::InvalidArgument(source + ": the trace has no header");
+    if (report) {
+      *report = TraceReadReport{};
+      report->encoding = Encoding::kJson;
+      report->records = 1 + trace.snapshots_size() + (trace.has_end() ? 1 : 0);
+    }
+    return trace;
+  }
+  PLUMBER_ASSIGN_OR_RETURN(auto reader, TraceFileReader::FromFile(NewMemorySequentialFile(bytes, source), bytes.size()));
+  PLUMBER_RETURN_IF_ERROR(CollectBinary(*reader, &trace, report));
+  return trace;
+}
+
+StatusOr<schema::Trace> ReadTrace(Env* env, const std::string& path, TraceReadReport* report) {
+  PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path, uint64_t{16} << 30));
+  if (bytes.empty()) return Status::InvalidArgument(path + ": the file is empty");
+  return ParseTrace(bytes, path, report);
+}
+
+std::string SerializeTraceBinary(const schema::Trace& trace) {
+  std::string out = Preamble();
+  auto add = [&](const schema::TraceRecord& record) {
+    std::string payload;
+    record.SerializeToString(&payload);
+    out += FrameRecord(payload);
+  };
+  schema::TraceRecord record;
+  *record.mutable_header() = trace.header();
+  add(record);
+  for (const auto& snap : trace.snapshots()) {
+    *record.mutable_snapshot() = snap;
+    add(record);
+  }
+  if (trace.has_end()) {
+    *record.mutable_end() = trace.end();
+    add(record);
+  }
+  return out;
+}
+
+Status WriteTrace(Env* env, const std::string& path, const schema::Trace& trace, Encoding encoding) {
+  return WriteFileAtomically(env, path, encoding == Encoding::kJson ? MessageToJson(trace) : SerializeTraceBinary(trace));
+}
+
+}  // namespace plumber
