@@ -1,6 +1,10 @@
 // Encoding detection and the JSON mapping shared by pipelines and traces.
 #include "format.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/type_resolver_util.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <cctype>
@@ -31,14 +35,30 @@ StatusOr<Encoding> ParseEncodingName(std::string_view name) {
   return Status::InvalidArgument("unknown format '" + std::string(name) + "' (expected json or pb)");
 }
 
+std::string SerializeDeterministic(const google::protobuf::Message& msg) {
+  std::string out;
+  msg.ByteSizeLong();  // fills the cached sizes SerializeWithCachedSizes relies on
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    msg.SerializeWithCachedSizes(&coded);
+  }
+  return out;
+}
+
 std::string MessageToJson(const google::protobuf::Message& msg) {
+  // Printed from the deterministic binary form: MessageToJsonString would
+  // emit map entries in hash order, so two conversions could differ.
+  static auto* const resolver = google::protobuf::util::NewTypeResolverForDescriptorPool(
+      "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool());
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   std::string out;
-  // Printing a valid message cannot fail; the status only reports bad
-  // UTF-8 in string fields, which proto3 parsing already rejects.
-  (void)google::protobuf::util::MessageToJsonString(msg, &out, options);
+  // Printing a valid message cannot fail.
+  (void)google::protobuf::util::BinaryToJsonString(resolver, "type.googleapis.com/" + msg.GetDescriptor()->full_name(),
+                                                   SerializeDeterministic(msg), &out, options);
   if (out.empty() || out.back() != '\n') out.push_back('\n');
   return out;
 }

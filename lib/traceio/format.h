@@ -22,6 +22,10 @@ StatusOr<Encoding> EncodingForPath(const std::string& path);
 // "json" or "pb"/"binary".
 StatusOr<Encoding> ParseEncodingName(std::string_view name);
 
+// Binary protobuf with map entries sorted by key, so that a file converted
+// twice is the same bytes.
+std::string SerializeDeterministic(const google::protobuf::Message& msg);
+
 // Protobuf JSON mapping with proto field names, two-space indentation and a
 // trailing newline, so committed files diff well.
 std::string MessageToJson(const google::protobuf::Message& msg);

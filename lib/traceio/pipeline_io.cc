@@ -32,9 +32,7 @@ StatusOr<schema::Pipeline> LoadPipeline(Env* env, const std::string& path) {
 
 std::string SerializePipeline(const schema::Pipeline& pipeline, Encoding encoding) {
   if (encoding == Encoding::kJson) return MessageToJson(pipeline);
-  std::string out;
-  pipeline.SerializeToString(&out);
-  return out;
+  return SerializeDeterministic(pipeline);
 }
 
 Status WritePipeline(Env* env, const std::string& path, const schema::Pipeline& pipeline, Encoding encoding) {

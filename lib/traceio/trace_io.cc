@@ -55,9 +55,7 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::
 
 Status TraceWriter::Write(const schema::TraceRecord& record) {
   if (finished_) return Status::FailedPrecondition(file_->path() + ": write after the trace was finished");
-  std::string payload;
-  record.SerializeToString(&payload);
-  PLUMBER_RETURN_IF_ERROR(records_->AddRecord(payload));
+  PLUMBER_RETURN_IF_ERROR(records_->AddRecord(SerializeDeterministic(record)));
   return file_->Flush();
 }
 
@@ -199,11 +197,7 @@ StatusOr<schema::Trace> ReadTrace(Env* env, const std::string& path, TraceReadRe
 
 std::string SerializeTraceBinary(const schema::Trace& trace) {
   std::string out = Preamble();
-  auto add = [&](const schema::TraceRecord& record) {
-    std::string payload;
-    record.SerializeToString(&payload);
-    out += FrameRecord(payload);
-  };
+  auto add = [&](const schema::TraceRecord& record) { out += FrameRecord(SerializeDeterministic(record)); };
   schema::TraceRecord record;
   *record.mutable_header() = trace.header();
   add(record);

@@ -90,6 +90,7 @@ class Validator {
       const auto* field = Node::descriptor()->FindFieldByNumber(static_cast<int>(n.params_case()));
       Add(name, field ? field->name() : "params",
           "parameters for " + Quote(field ? field->name() : "?") + " given to a node whose op is " + Quote(n.op()));
+      return;  // its own parameters are absent; checking them would only add noise
     }
     const int inputs = n.inputs_size();
     if (inputs < def->min_inputs || inputs > def->max_inputs) {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages plumber builds and tests with, when any is
+# missing. Safe to run again; needs root (as on CI and a fresh machine).
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  protobuf-compiler libprotobuf-dev
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2
+  libglpk-dev libturbojpeg0-dev libjpeg62-turbo-dev zlib1g-dev libzstd-dev
+  man-db groff-base
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

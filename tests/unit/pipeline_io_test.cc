@@ -1,0 +1,51 @@
+// Pipeline files: JSON and binary round trips, detection by content.
+#include <catch2/catch.hpp>
+
+#include <google/protobuf/util/message_differencer.h>
+
+#include "sample.h"
+
+using namespace plumber;
+using google::protobuf::util::MessageDifferencer;
+
+TEST_CASE("every testdata pipeline round trips json -> pb -> json", "[pipeline_io]") {
+  for (const char* name : {"pipelines/image.json", "pipelines/text.json", "pipelines/cpu.json"}) {
+    INFO(name);
+    schema::Pipeline original = testing::LoadTestPipeline(name);
+    const std::string json = SerializePipeline(original, Encoding::kJson);
+    const std::string binary = SerializePipeline(original, Encoding::kBinary);
+    REQUIRE(DetectEncoding(binary) == Encoding::kBinary);
+    auto from_binary = ParsePipeline(binary, "mem.pb");
+    REQUIRE(from_binary.ok());
+    CHECK(MessageDifferencer::Equals(original, *from_binary));
+    CHECK(SerializePipeline(*from_binary, Encoding::kJson) == json);
+    auto from_json = ParsePipeline(json, "mem.json");
+    REQUIRE(from_json.ok());
+    CHECK(SerializePipeline(*from_json, Encoding::kBinary) == binary);
+  }
+}
+
+TEST_CASE("JSON syntax errors give line and column", "[pipeline_io]") {
+  auto r = ParsePipeline("{\n  \"name\": \"x\",\n  \"nodes\": [ }\n", "bad.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().rfind("bad.json:3:", 0) == 0);
+}
+
+TEST_CASE("unknown JSON fields are rejected, naming the field", "[pipeline_io]") {
+  auto r = ParsePipeline(R"({"nodes": [{"name": "a", "op": "range", "range": {"stopp": 3}}]})", "typo.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("typo.json") != std::string::npos);
+  CHECK(r.status().message().find("stopp") != std::string::npos);
+}
+
+TEST_CASE("binary garbage is rejected, not misread", "[pipeline_io]") {
+  auto r = ParsePipeline(std::string("\xff\xff\xff\xff\x0f", 5), "junk.pb");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("junk.pb") != std::string::npos);
+  CHECK_FALSE(ParsePipeline("", "empty.pb").ok());
+}
+
+TEST_CASE("the output node is the one nothing consumes", "[pipeline_io]") {
+  CHECK(OutputNodeName(testing::LoadTestPipeline("pipelines/image.json")) == "prefetch");
+  CHECK(OutputNodeName(testing::LoadTestPipeline("pipelines/cpu.json")) == "batch");
+}

@@ -1,0 +1,158 @@
+// Trace files: writer, streaming and whole reads, JSON <-> binary round
+// trips, torn tails at every byte, corruption by record, order checks.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "sample.h"
+#include "traceio/trace_check.h"
+#include "traceio/trace_io.h"
+
+using namespace plumber;
+using google::protobuf::util::MessageDifferencer;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string TempPath(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("plumber_trace_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+}  // namespace
+
+TEST_CASE("trace pb -> json -> pb is byte-identical", "[trace_io]") {
+  const schema::Trace trace = testing::SampleTrace();
+  const std::string binary = SerializeTraceBinary(trace);
+  auto parsed = ParseTrace(binary, "t.pb");
+  REQUIRE(parsed.ok());
+  CHECK(MessageDifferencer::Equals(trace, *parsed));
+  const std::string json = MessageToJson(*parsed);
+  TraceReadReport report;
+  auto from_json = ParseTrace(json, "t.json", &report);
+  REQUIRE(from_json.ok());
+  CHECK(report.encoding == Encoding::kJson);
+  CHECK(SerializeTraceBinary(*from_json) == binary);
+}
+
+TEST_CASE("the writer's file reads back record by record", "[trace_io]") {
+  const schema::Trace trace = testing::SampleTrace(3);
+  const std::string path = TempPath("written.pb");
+  {
+    auto writer = TraceWriter::Create(Env::Default(), path, trace.header());
+    REQUIRE(writer.ok());
+    for (const auto& s : trace.snapshots()) REQUIRE((*writer)->Append(s).ok());
+    REQUIRE((*writer)->Finish(trace.end()).ok());
+  }
+  CHECK(*ReadFileToString(Env::Default(), path) == SerializeTraceBinary(trace));
+  auto reader = TraceFileReader::Open(Env::Default(), path);
+  REQUIRE(reader.ok());
+  schema::TraceRecord record;
+  std::vector<schema::TraceRecord::KindCase> kinds;
+  while ((*reader)->Next(&record)) kinds.push_back(record.kind_case());
+  CHECK((*reader)->status().ok());
+  CHECK_FALSE((*reader)->report().torn);
+  using K = schema::TraceRecord::KindCase;
+  CHECK(kinds == std::vector<K>{K::kHeader, K::kSnapshot, K::kSnapshot, K::kSnapshot, K::kEnd});
+}
+
+TEST_CASE("a trace cut at every byte returns exactly the complete records", "[trace_io]") {
+  const schema::Trace trace = testing::SampleTrace(3);
+  const std::string bytes = SerializeTraceBinary(trace);
+  // Record boundaries: preamble, then each framed record.
+  std::vector<size_t> ends;
+  {
+    schema::Trace partial;
+    *partial.mutable_header() = trace.header();
+    ends.push_back(SerializeTraceBinary(partial).size());
+    for (const auto& s : trace.snapshots()) {
+      *partial.add_snapshots() = s;
+      ends.push_back(SerializeTraceBinary(partial).size());
+    }
+    ends.push_back(bytes.size());
+  }
+  for (size_t cut = 1; cut <= bytes.size(); ++cut) {
+    TraceReadReport report;
+    auto t = ParseTrace(std::string_view(bytes).substr(0, cut), "cut.pb", &report);
+    INFO("cut at " << cut);
+    REQUIRE(t.ok());
+    size_t complete = 0;
+    while (complete < ends.size() && ends[complete] <= cut) ++complete;
+    CHECK(report.records == complete);
+    CHECK(t->has_header() == (complete >= 1));
+    const int snaps = static_cast<int>(std::min<size_t>(complete > 0 ? complete - 1 : 0, 3));
+    REQUIRE(t->snapshots_size() == snaps);
+    for (int i = 0; i < snaps; ++i) CHECK(MessageDifferencer::Equals(t->snapshots(i), trace.snapshots(i)));
+    CHECK(t->has_end() == (cut == bytes.size()));
+    const bool boundary = cut == kTracePreambleBytes || std::find(ends.begin(), ends.end(), cut) != ends.end();
+    CHECK(report.torn == !boundary);
+    if (report.torn) CHECK_THAT(report.warning, Catch::Contains("cut.pb") && Catch::Contains("offset"));
+  }
+}
+
+TEST_CASE("a corrupt snapshot is an error naming the record and offset", "[trace_io]") {
+  const schema::Trace trace = testing::SampleTrace(3);
+  std::string bytes = SerializeTraceBinary(trace);
+  schema::Trace partial;
+  *partial.mutable_header() = trace.header();
+  const size_t second_record = SerializeTraceBinary(partial).size();
+  bytes[second_record + kRecordHeaderBytes + 3] ^= 0x10;
+  auto t = ParseTrace(bytes, "bad.pb");
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.status().code() == Status::Code::kCorruption);
+  CHECK_THAT(t.status().message(), Catch::Contains("bad.pb: record 1 at offset " + std::to_string(second_record)));
+}
+
+TEST_CASE("records out of order are corruption", "[trace_io]") {
+  schema::TraceRecord snap;
+  snap.mutable_snapshot()->set_wall_ns(1);
+  std::string payload;
+  snap.SerializeToString(&payload);
+  std::string bytes(kTraceMagic, 8);
+  bytes += std::string("\x01\x00\x00\x00", 4);
+  bytes += FrameRecord(payload);
+  auto t = ParseTrace(bytes, "nohead.pb");
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.status().message(), Catch::Contains("must start with its header"));
+}
+
+TEST_CASE("foreign files and future versions are refused clearly", "[trace_io]") {
+  auto t = ParseTrace("PLMTRACX\x01\x00\x00\x00", "x.pb");
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.status().message(), Catch::Contains("not a plumber trace"));
+  auto v = ParseTrace(std::string("PLMTRACE\x07\x00\x00\x00", 12), "v.pb");
+  REQUIRE_FALSE(v.ok());
+  CHECK_THAT(v.status().message(), Catch::Contains("version 7"));
+  CHECK_FALSE(ParseTrace(R"({"snapshots": []})", "nohead.json").ok());
+}
+
+TEST_CASE("trace validation finds counters going backwards and unknown nodes", "[trace_check]") {
+  schema::Trace trace = testing::SampleTrace(3);
+  CHECK(ValidateTrace(trace).empty());
+  trace.mutable_snapshots(2)->mutable_nodes(1)->set_elements_produced(5);
+  trace.mutable_snapshots(1)->add_nodes()->set_name("ghost");
+  trace.mutable_snapshots(2)->set_wall_ns(1);
+  auto problems = ValidateTrace(trace);
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].node == "ghost");
+  CHECK(problems[0].field == "snapshots[1].nodes[3].name");
+  CHECK(problems[1].field == "snapshots[2].wall_ns");
+  CHECK(problems[2].node == "burn");
+  CHECK(problems[2].field == "snapshots[2].nodes[1].elements_produced");
+  CHECK_THAT(problems[2].message, Catch::Contains("goes backwards (1920 -> 5)"));
+}
+
+TEST_CASE("WriteTrace in either encoding reads back equal", "[trace_io]") {
+  const schema::Trace trace = testing::SampleTrace(2);
+  for (Encoding e : {Encoding::kJson, Encoding::kBinary}) {
+    const std::string path = TempPath(e == Encoding::kJson ? "w.json" : "w.pb");
+    REQUIRE(WriteTrace(Env::Default(), path, trace, e).ok());
+    auto back = ReadTrace(Env::Default(), path);
+    REQUIRE(back.ok());
+    CHECK(MessageDifferencer::Equals(trace, *back));
+  }
+}

@@ -1,0 +1,51 @@
+// Sizes, rates and durations: one parser for every flag.
+#include <catch2/catch.hpp>
+
+#include "base/units.h"
+
+using namespace plumber;
+
+TEST_CASE("sizes use decimal and binary suffixes", "[units]") {
+  CHECK(*units::ParseBytes("300G") == 300'000'000'000ull);
+  CHECK(*units::ParseBytes("300GB") == 300'000'000'000ull);
+  CHECK(*units::ParseBytes("512MiB") == 512ull * 1024 * 1024);
+  CHECK(*units::ParseBytes("1.5Ki") == 1536ull);
+  CHECK(*units::ParseBytes("1048576") == 1048576ull);
+  CHECK(*units::ParseBytes("2 TiB") == 2ull << 40);
+  CHECK(*units::ParseBytes("64k") == 64000ull);
+}
+
+TEST_CASE("bad sizes are rejected with the text quoted", "[units]") {
+  for (const char* bad : {"", "G", "-5G", "12XB", "1e400", "abc", "5GiBs"}) {
+    auto r = units::ParseBytes(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Status::Code::kInvalidArgument);
+    CHECK(r.status().message().find(std::string("'") + bad + "'") != std::string::npos);
+  }
+}
+
+TEST_CASE("rates accept an optional /s", "[units]") {
+  CHECK(*units::ParseRate("100MB/s") == Approx(1e8));
+  CHECK(*units::ParseRate("100MB") == Approx(1e8));
+  CHECK(*units::ParseRate("1GiB/s") == Approx(1073741824.0));
+  CHECK_FALSE(units::ParseRate("100 furlongs/s").ok());
+}
+
+TEST_CASE("durations", "[units]") {
+  CHECK(*units::ParseSeconds("30s") == Approx(30));
+  CHECK(*units::ParseSeconds("2m") == Approx(120));
+  CHECK(*units::ParseSeconds("5ms") == Approx(0.005));
+  CHECK(*units::ParseSeconds("200us") == Approx(0.0002));
+  CHECK(*units::ParseSeconds("1h") == Approx(3600));
+  CHECK(*units::ParseSeconds("1.5") == Approx(1.5));
+  CHECK(*units::ParseSeconds("1e-3s") == Approx(0.001));
+  CHECK_FALSE(units::ParseSeconds("3 days").ok());
+}
+
+TEST_CASE("formatting keeps three significant digits", "[units]") {
+  CHECK(units::FormatBytes(512) == "512 B");
+  CHECK(units::FormatBytes(1.5e9) == "1.50 GB");
+  CHECK(units::FormatBytes(135e9) == "135 GB");
+  CHECK(units::FormatRate(4.12e8) == "412 MB/s");
+  CHECK(units::FormatSeconds(0.00235) == "2.35 ms");
+}
