@@ -77,7 +77,7 @@ int ValidateTraceFile(const std::string& path, std::string_view bytes) {
     std::printf("\n");
     const int n = trace->snapshots_size();
     const double span = n > 0 ? trace->snapshots(n - 1).wall_ns() * 1e-9 : 0.0;
-    std::printf("  snapshots: %d over %s; end: %s\n", n, units::FormatSeconds(span).c_str(),
+    std::printf("  snapshots: %d, the last at %s; end: %s\n", n, units::FormatSeconds(span).c_str(),
                 trace->has_end() ? trace->end().status().c_str() : "none (the run did not finish its trace)");
     PrintNodes(h.program());
   }
