@@ -1,0 +1,103 @@
+// Builds and solves the throughput LP, then names the constraint that binds.
+#include "lp/throughput.h"
+
+#include <cmath>
+#include <limits>
+
+namespace plumber::lp {
+namespace {
+
+Status CheckProblem(const ThroughputProblem& p) {
+  if (!std::isfinite(p.cores) || p.cores <= 0) {
+    return Status::InvalidArgument("throughput program: the machine must have more than 0 cores (got " +
+                                   std::to_string(p.cores) + ")");
+  }
+  for (const auto& s : p.stages) {
+    if (!std::isfinite(s.cpu_seconds_per_minibatch) || s.cpu_seconds_per_minibatch < 0) {
+      return Status::InvalidArgument("throughput program: stage '" + s.name + "' has an invalid CPU cost");
+    }
+    if (!std::isfinite(s.max_cores) || s.max_cores < 0) {
+      return Status::InvalidArgument("throughput program: stage '" + s.name + "' has an invalid core cap");
+    }
+  }
+  const auto& st = p.storage;
+  if (!std::isfinite(st.bytes_per_minibatch) || st.bytes_per_minibatch < 0 || !std::isfinite(st.bandwidth) ||
+      st.bandwidth < 0 || !std::isfinite(st.max_parallelism) || st.max_parallelism < 1) {
+    return Status::InvalidArgument("throughput program: invalid storage figures");
+  }
+  for (const auto& piece : st.curve) {
+    if (!std::isfinite(piece.slope) || !std::isfinite(piece.intercept)) {
+      return Status::InvalidArgument("throughput program: invalid bandwidth curve piece");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<ThroughputPlan> SolveThroughput(const ThroughputProblem& problem, const LinearProgram::Options& options) {
+  PLUMBER_RETURN_IF_ERROR(CheckProblem(problem));
+  const auto& storage = problem.storage;
+  const bool reads = storage.bytes_per_minibatch > 0;
+  const bool bounded_by_cpu = [&] {
+    for (const auto& s : problem.stages) {
+      if (s.cpu_seconds_per_minibatch > 0) return true;
+    }
+    return false;
+  }();
+  if (!bounded_by_cpu && !(reads && (storage.bandwidth > 0 || !storage.curve.empty()))) {
+    return Status::FailedPrecondition(
+        "throughput program: no stage costs CPU and storage is not limited, so nothing bounds the throughput");
+  }
+
+  LinearProgram lp(LinearProgram::Sense::kMaximize);
+  const int x = lp.AddColumn("X", 0, kUnbounded, 1);
+  std::vector<int> theta;
+  std::vector<std::pair<int, double>> all_cores;
+  for (const auto& s : problem.stages) {
+    theta.push_back(lp.AddColumn("theta:" + s.name, 0, s.max_cores, 0));
+    all_cores.emplace_back(theta.back(), 1.0);
+    if (s.cpu_seconds_per_minibatch > 0) {
+      lp.AddRow("rate:" + s.name, {{x, s.cpu_seconds_per_minibatch}, {theta.back(), -1.0}}, -kUnbounded, 0);
+    }
+  }
+  if (!all_cores.empty()) lp.AddRow("cores", all_cores, -kUnbounded, problem.cores);
+  if (reads && storage.bandwidth > 0) {
+    lp.AddRow("storage", {{x, storage.bytes_per_minibatch}}, -kUnbounded, storage.bandwidth);
+  }
+  int p = -1;
+  if (reads && !storage.curve.empty()) {
+    p = lp.AddColumn("read_parallelism", 1, storage.max_parallelism, 0);
+    for (size_t k = 0; k < storage.curve.size(); ++k) {
+      lp.AddRow("curve:" + std::to_string(k), {{x, storage.bytes_per_minibatch}, {p, -storage.curve[k].slope}},
+                -kUnbounded, storage.curve[k].intercept);
+    }
+  }
+  PLUMBER_ASSIGN_OR_RETURN(LinearProgram::Solution sol, lp.Solve(options));
+
+  ThroughputPlan plan;
+  plan.throughput = sol.values[x];
+  for (int t : theta) plan.cores.push_back(sol.values[t]);
+  if (p >= 0) plan.read_parallelism = sol.values[p];
+
+  // Name the tightest limit among the closed-form bounds that meet X.
+  const double X = plan.throughput;
+  const double tol = 1e-7 * std::max(1.0, X);
+  double sum_c = 0;
+  for (const auto& s : problem.stages) sum_c += s.cpu_seconds_per_minibatch;
+  for (const auto& s : problem.stages) {
+    if (s.cpu_seconds_per_minibatch > 0 && std::fabs(s.max_cores / s.cpu_seconds_per_minibatch - X) <= tol) {
+      plan.binding = "stage:" + s.name;
+    }
+  }
+  if (plan.binding.empty() && sum_c > 0 && std::fabs(problem.cores / sum_c - X) <= tol) plan.binding = "cores";
+  if (plan.binding.empty() && reads && storage.bandwidth > 0 &&
+      std::fabs(storage.bandwidth / storage.bytes_per_minibatch - X) <= tol) {
+    plan.binding = "storage";
+  }
+  if (plan.binding.empty() && p >= 0) plan.binding = "bandwidth_curve";
+  if (plan.binding.empty()) plan.binding = "cores";
+  return plan;
+}
+
+}  // namespace plumber::lp
