@@ -1,6 +1,7 @@
 // plumber's entry point: global flags, the subcommand table, and the
 // boundary where errors become messages and exit codes. Nothing below this
 // file throws across a library boundary; CLI11's parse errors stop here.
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -49,7 +50,15 @@ int UnknownCommand(std::string_view given) {
   return kExitBadInput;
 }
 
+// Protobuf logs parse problems (such as invalid UTF-8) straight to stderr;
+// plumber reports them itself, so they only belong in -v output.
+void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line, const std::string& message) {
+  if (level >= google::protobuf::LOGLEVEL_FATAL) spdlog::critical("protobuf {}:{}: {}", file, line, message);
+  spdlog::debug("protobuf: {}", message);
+}
+
 void SetUpLogging(int verbosity, bool quiet) {
+  google::protobuf::SetLogHandler(&ProtobufLog);
   auto logger = spdlog::stderr_color_st("plumber");
   logger->set_pattern("plumber: %l: %v");
   logger->set_level(quiet ? spdlog::level::err : verbosity >= 2 ? spdlog::level::trace

@@ -97,7 +97,9 @@ StatusOr<double> ParseRate(std::string_view text) {
     return Status::InvalidArgument("'" + std::string(text) + "': unknown rate unit '" + s.suffix +
                                    "' (expected e.g. MB/s, GiB/s)");
   }
-  return s.number * mult;
+  const double rate = s.number * mult;
+  if (!std::isfinite(rate)) return Status::InvalidArgument("'" + std::string(text) + "' is too large a rate");
+  return rate;
 }
 
 StatusOr<double> ParseSeconds(std::string_view text) {
@@ -115,7 +117,9 @@ StatusOr<double> ParseSeconds(std::string_view text) {
     return Status::InvalidArgument("'" + std::string(text) + "': unknown duration unit '" + u +
                                    "' (expected ns, us, ms, s, m, h)");
   }
-  return s.number * mult;
+  const double seconds = s.number * mult;
+  if (!std::isfinite(seconds)) return Status::InvalidArgument("'" + std::string(text) + "' is too long a duration");
+  return seconds;
 }
 
 std::string FormatBytes(double bytes) {

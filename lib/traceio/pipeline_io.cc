@@ -14,6 +14,10 @@ StatusOr<schema::Pipeline> ParsePipeline(std::string_view bytes, const std::stri
     return Status::InvalidArgument(source + ": the file is empty");
   } else if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Status::InvalidArgument(source + ": neither JSON nor a binary pipeline definition");
+  } else {
+    // Fields this version does not know cannot be shown in JSON or checked;
+    // keeping them would make the binary and JSON forms disagree.
+    p.DiscardUnknownFields();
   }
   return p;
 }

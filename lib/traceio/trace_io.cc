@@ -134,6 +134,7 @@ bool TraceFileReader::Next(schema::TraceRecord* record) {
     status_ = Status::Corruption(where + ": the payload is not a trace record");
     return false;
   }
+  record->DiscardUnknownFields();  // as for pipelines: JSON could not carry them
   const bool is_header = record->has_header();
   if (seen_end_) {
     status_ = Status::Corruption(where + ": a record follows the end record");

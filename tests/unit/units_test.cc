@@ -49,3 +49,12 @@ TEST_CASE("formatting keeps three significant digits", "[units]") {
   CHECK(units::FormatRate(4.12e8) == "412 MB/s");
   CHECK(units::FormatSeconds(0.00235) == "2.35 ms");
 }
+
+TEST_CASE("numbers that overflow once scaled are refused (fuzz finding)", "[units]") {
+  // 1e294 x the P suffix overflows a double: found by units_fuzz.
+  const std::string huge = std::string(294, '7') + "P";
+  CHECK_FALSE(units::ParseRate(huge).ok());
+  CHECK_FALSE(units::ParseBytes(huge).ok());
+  CHECK_FALSE(units::ParseSeconds(std::string(307, '9') + "h").ok());
+  CHECK_THAT(units::ParseRate(huge).status().message(), Catch::Contains("too large"));
+}
