@@ -3,6 +3,7 @@
 
 #include "base/env.h"
 #include "base/units.h"
+#include "command.h"
 
 namespace plumber::cli {
 
@@ -15,6 +16,10 @@ void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags) {
   app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)");
   app.add_option("--disk-bandwidth", flags->disk_bandwidth,
                  "Storage bandwidth, e.g. 100MB/s (default: the trace's read throttle)");
+}
+
+void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) Warn(w.rfind(trace, 0) == 0 ? w : trace + ": " + w);
 }
 
 StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,9 @@ struct AnalysisFlags {
 };
 
 void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags);
+
+// Prints each warning of a report, naming the trace unless it already does.
+void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings);
 
 // Parses the flags and analyses the trace.
 StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags);

@@ -20,7 +20,7 @@ struct AnalyzeOptions {
 int RunAnalyze(const AnalyzeOptions& opt) {
   auto report = RunAnalysis(opt.flags);
   if (!report.ok()) return ReportError(report.status());
-  for (const auto& w : report->warnings) Warn(opt.flags.trace + ": " + w);
+  WarnAbout(opt.flags.trace, report->warnings);
   if (opt.format == "json") {
     std::cout << analysis::FormatReportJson(*report);
   } else if (opt.format == "markdown") {

@@ -19,7 +19,7 @@ struct RankOptions {
 int RunRank(const RankOptions& opt) {
   auto report = RunAnalysis(opt.flags);
   if (!report.ok()) return ReportError(report.status());
-  for (const auto& w : report->warnings) Warn(opt.flags.trace + ": " + w);
+  WarnAbout(opt.flags.trace, report->warnings);
   std::cout << (opt.format == "json" ? analysis::FormatRankJson(*report, opt.top)
                                      : analysis::FormatRankText(*report, opt.top));
   return kExitOk;

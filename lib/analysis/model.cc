@@ -213,6 +213,7 @@ class Modeler {
   Status Window();
   void Machine();
   void Rates();
+  void BandwidthFromCurve();
   void Sizes();
   void Bounds();
   void Ranking();
@@ -297,6 +298,25 @@ void Modeler::Machine() {
     r_.disk_bandwidth = m.read_bandwidth_bytes_per_s();
     r_.disk_bandwidth_from = "the trace's read throttle";
   }
+}
+
+// Without a throttle or --disk-bandwidth, a calibrated bandwidth-vs-
+// parallelism curve says what storage gives at the parallelism the readers
+// ran with.
+void Modeler::BandwidthFromCurve() {
+  const auto& curve = header_.machine().bandwidth_curve();
+  if (r_.disk_bandwidth || curve.pieces_size() == 0) return;
+  double p = 0;
+  for (size_t i = 0; i < r_.nodes.size(); ++i) {
+    const OpDef* def = FindOp(g_.nodes[i]->op());
+    if (def != nullptr && def->reads_storage) p = std::max(p, r_.nodes[i].cores_now);
+  }
+  if (p <= 0) return;
+  double b = curve.pieces(0).slope() * p + curve.pieces(0).intercept();
+  for (const auto& piece : curve.pieces()) b = std::min(b, piece.slope() * p + piece.intercept());
+  if (!(b > 0) || !std::isfinite(b)) return;
+  r_.disk_bandwidth = b;
+  r_.disk_bandwidth_from = "the trace's bandwidth curve at read parallelism " + Num(p);
 }
 
 void Modeler::Rates() {
@@ -787,6 +807,7 @@ StatusOr<Report> Modeler::Run() {
   PLUMBER_RETURN_IF_ERROR(Window());
   Machine();
   Rates();
+  BandwidthFromCurve();
   Sizes();
   Bounds();
   Ranking();

@@ -477,6 +477,40 @@ TEST_CASE("What-if overrides: --cores, --disk-bandwidth and --mem replace the tr
   CHECK(r->bottleneck == "read");
 }
 
+TEST_CASE("Storage bandwidth comes from the calibrated curve at the readers' parallelism when not throttled",
+          "[analysis][bounds]") {
+  TraceBuilder b(R"({"name": "curve", "nodes": [
+    {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b", "c", "d"]}},
+    {"name": "read", "op": "tfrecord"},
+    {"name": "shards", "op": "interleave", "inputs": ["files"],
+     "interleave": {"function": "read", "cycle_length": 4, "parallelism": 2}},
+    {"name": "batch", "op": "batch", "inputs": ["shards"], "batch": {"batch_size": 10}}]})");
+  auto* curve = b.header().mutable_machine()->mutable_bandwidth_curve();
+  auto* rising = curve->add_pieces();  // 50 MB/s per reader ...
+  rising->set_slope(50e6);
+  auto* flat = curve->add_pieces();  // ... up to 120 MB/s
+  flat->set_intercept(120e6);
+  for (int t = 1; t <= 2; ++t) {
+    auto& s = b.Snapshot(t);
+    TraceBuilder::Node(s, "files", {2 * t, 2 * t, 0, 0, 0});
+    TraceBuilder::Node(s, "read", {100 * t, 100000 * t, 1000 * t, 1000000 * t, 0});
+    TraceBuilder::Node(s, "shards", {100 * t, 100000 * t, 1000 * t, 0, 2 * t});
+    TraceBuilder::Node(s, "batch", {10 * t, 100000 * t, 1000 * t, 0, 100 * t});
+  }
+  auto r = b.Analyze();
+  REQUIRE(r.ok());
+  // The reader runs on shards' 2 threads: min(50e6 x 2, 120e6) = 100 MB/s;
+  // 10 minibatches read 1 MB, so D = 100 kB per minibatch.
+  REQUIRE(r->disk_bandwidth.has_value());
+  CHECK(Rel(*r->disk_bandwidth, 100e6));
+  CHECK(Rel(*r->disk_bound, 100e6 / 100000));
+  // A throttle recorded in the trace wins over the curve.
+  b.header().mutable_machine()->set_read_bandwidth_bytes_per_s(30e6);
+  r = b.Analyze();
+  REQUIRE(r.ok());
+  CHECK(Rel(*r->disk_bandwidth, 30e6));
+}
+
 TEST_CASE("Without caps the CPU bound is the closed form cores / sum(1/R_i)", "[analysis][bounds]") {
   auto r = AnalyzeTraceFile(Env::Default(), Testdata("cpu.json"), {});
   REQUIRE(r.ok());
