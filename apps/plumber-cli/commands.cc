@@ -6,14 +6,18 @@
 
 namespace plumber::cli {
 
+Handler SetupAnalyze(CLI::App& app);
 Handler SetupConvert(CLI::App& app);
+Handler SetupRank(CLI::App& app);
 Handler SetupValidate(CLI::App& app);
 Handler SetupVersion(CLI::App& app);
 
 namespace {
 
 constexpr std::array kCommands = {
+    Command{"analyze", "Model a trace: rates, bounds, bottleneck, sizes and findings", &SetupAnalyze},
     Command{"convert", "Convert a pipeline or trace between JSON and binary", &SetupConvert},
+    Command{"rank", "Rank a trace's nodes by parallelism-scaled rate, slowest first", &SetupRank},
     Command{"validate", "Check a pipeline or trace file and summarise it", &SetupValidate},
     Command{"version", "Print the version of plumber", &SetupVersion},
 };

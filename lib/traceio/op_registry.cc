@@ -9,24 +9,26 @@ namespace plumber {
 namespace {
 
 using PC = schema::Node::ParamsCase;
+using CR = CardinalityRule;
 
 constexpr std::array kOps = {
-    OpDef{"range", "int64 scalars start..stop by step", PC::kRange, 0, 0, false, false},
-    OpDef{"list_files", "file names from a list or a glob", PC::kListFiles, 0, 0, false, false},
-    OpDef{"tfrecord", "records of TFRecord files", PC::kTfrecord, 0, 1, true, false},
-    OpDef{"text_line", "lines of text files", PC::kTextLine, 0, 1, true, false},
+    OpDef{"range", "int64 scalars start..stop by step", PC::kRange, 0, 0, false, false, CR::kFromParams},
+    OpDef{"list_files", "file names from a list or a glob", PC::kListFiles, 0, 0, false, false, CR::kFromParams},
+    OpDef{"tfrecord", "records of TFRecord files", PC::kTfrecord, 0, 1, true, false, CR::kFilesTimesRecords},
+    OpDef{"text_line", "lines of text files", PC::kTextLine, 0, 1, true, false, CR::kFilesTimesRecords},
     OpDef{"map", "applies a UDF to each element", PC::kMap, 1, 1, false, true},
-    OpDef{"filter", "keeps elements whose predicate holds", PC::kFilter, 1, 1, false, false},
-    OpDef{"interleave", "interleaves datasets opened per input element", PC::kInterleave, 1, 1, false, true},
+    OpDef{"filter", "keeps elements whose predicate holds", PC::kFilter, 1, 1, false, false, CR::kMeasuredRatio},
+    OpDef{"interleave", "interleaves datasets opened per input element", PC::kInterleave, 1, 1, false, true,
+          CR::kFlattens},
     OpDef{"shuffle", "random order within a buffer", PC::kShuffle, 1, 1, false, false},
-    OpDef{"repeat", "repeats its input count times or forever", PC::kRepeat, 1, 1, false, false},
-    OpDef{"batch", "stacks consecutive elements", PC::kBatch, 1, 1, false, true},
+    OpDef{"repeat", "repeats its input count times or forever", PC::kRepeat, 1, 1, false, false, CR::kRepeats},
+    OpDef{"batch", "stacks consecutive elements", PC::kBatch, 1, 1, false, true, CR::kBatches},
     OpDef{"padded_batch", "stacks consecutive elements, padding to the longest", PC::kPaddedBatch, 1, 1, false,
-          false},
+          false, CR::kBatches},
     OpDef{"prefetch", "produces ahead of the consumer", PC::kPrefetch, 1, 1, false, false},
     OpDef{"cache", "replays the first epoch from memory or a file", PC::kCache, 1, 1, false, false},
-    OpDef{"take", "the first count elements", PC::kTake, 1, 1, false, false},
-    OpDef{"skip", "all but the first count elements", PC::kSkip, 1, 1, false, false},
+    OpDef{"take", "the first count elements", PC::kTake, 1, 1, false, false, CR::kTakes},
+    OpDef{"skip", "all but the first count elements", PC::kSkip, 1, 1, false, false, CR::kSkips},
 };
 
 constexpr UdfArgDef kComponent{"component", ArgType::kNumber, false};

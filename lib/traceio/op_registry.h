@@ -32,6 +32,20 @@ struct UdfOpDef {
   bool predicate;
 };
 
+// How a dataset op turns the cardinality (elements per pass) of its input
+// into its own; the analysis propagates dataset sizes with it.
+enum class CardinalityRule {
+  kPreserves,      // one out per one in (map, prefetch, shuffle, cache)
+  kFromParams,     // a source whose parameters say it (range, list_files)
+  kFilesTimesRecords,  // files read x records per file observed
+  kMeasuredRatio,  // data-dependent (filter): measured out/in ratio
+  kBatches,        // ceil or floor of input / batch_size
+  kTakes,          // min(input, count)
+  kSkips,          // max(0, input - count)
+  kRepeats,        // input x count; infinite when count is -1
+  kFlattens,       // input x elements per opened dataset (interleave)
+};
+
 struct OpDef {
   std::string_view name;
   std::string_view help;
@@ -43,6 +57,7 @@ struct OpDef {
   // Can spread its own work over several cores through a parallelism
   // parameter; otherwise it is capped at one core.
   bool parallelizable;
+  CardinalityRule cardinality = CardinalityRule::kPreserves;
 };
 
 // Every dataset op, in a stable order.

@@ -1,0 +1,43 @@
+// Flag parsing shared by analyze and rank; see analysis_options.h.
+#include "analysis_options.h"
+
+#include "base/env.h"
+#include "base/units.h"
+#include "command.h"
+
+namespace plumber::cli {
+
+void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags) {
+  app.add_option("TRACE", flags->trace, "Trace to analyse (binary or JSON)")->required();
+  app.add_option("--window", flags->window,
+                 "START:END in seconds since the run began (default: after warm-up to the end)");
+  app.add_option("--cores", flags->cores, "Cores to plan for (default: the traced machine's)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)");
+  app.add_option("--disk-bandwidth", flags->disk_bandwidth,
+                 "Storage bandwidth, e.g. 100MB/s (default: the trace's read throttle)");
+}
+
+void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) Warn(w.rfind(trace, 0) == 0 ? w : trace + ": " + w);
+}
+
+StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags) {
+  analysis::AnalysisOptions opt;
+  if (!flags.window.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(opt.window, analysis::ParseWindowSpec(flags.window));
+  }
+  if (flags.cores > 0) opt.cores = flags.cores;
+  if (!flags.mem.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(uint64_t mem, units::ParseBytes(flags.mem));
+    opt.memory_bytes = mem;
+  }
+  if (!flags.disk_bandwidth.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(double bw, units::ParseRate(flags.disk_bandwidth));
+    if (!(bw > 0)) return Status::InvalidArgument("--disk-bandwidth must be positive, got '" + flags.disk_bandwidth + "'");
+    opt.disk_bandwidth_bytes_per_s = bw;
+  }
+  return analysis::AnalyzeTraceFile(Env::Default(), flags.trace, opt);
+}
+
+}  // namespace plumber::cli

@@ -1,0 +1,31 @@
+// Options shared by the subcommands that analyse a trace (analyze, rank):
+// the trace, the window and the machine overrides, parsed with the units of
+// lib/base so "64G" and "100MB/s" mean the same everywhere.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/model.h"
+
+namespace plumber::cli {
+
+struct AnalysisFlags {
+  std::string trace;
+  std::string window;
+  int cores = 0;
+  std::string mem;
+  std::string disk_bandwidth;
+};
+
+void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags);
+
+// Prints each warning of a report, naming the trace unless it already does.
+void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings);
+
+// Parses the flags and analyses the trace.
+StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags);
+
+}  // namespace plumber::cli

@@ -1,0 +1,293 @@
+// Text, markdown and JSON renderings of an analysis Report; see report.h.
+#include "analysis/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "base/units.h"
+
+namespace plumber::analysis {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json Opt(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+Json Num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json CardinalityJson(const Cardinality& c) { return c.finite() ? Json(c.value) : Json(nullptr); }
+
+Json NodeJson(const NodeModel& m) {
+  Json j;
+  j["name"] = m.name;
+  j["op"] = m.op;
+  j["parallelism"] = m.parallelism;
+  j["visit_ratio"] = Num(m.visit_ratio);
+  j["cpu_seconds_per_minibatch"] = Num(m.cpu_seconds_per_minibatch);
+  j["rate_per_core"] = Opt(m.rate_per_core);
+  j["cores_used"] = Num(m.cores_used);
+  j["bytes_per_element"] = Opt(m.bytes_per_element);
+  j["disk_bytes_per_minibatch"] = Num(m.disk_bytes_per_minibatch);
+  j["cardinality"] = CardinalityJson(m.cardinality);
+  j["materialized_bytes"] = Opt(m.materialized_bytes);
+  j["cacheable"] = m.cacheable;
+  j["random"] = m.random;
+  // Extras beyond the contract.
+  j["elements"] = m.elements;
+  j["cpu_seconds"] = Num(m.cpu_seconds);
+  j["cores_now"] = Num(m.cores_now);
+  j["max_cores"] = Num(m.max_cores);
+  j["scaled_rate"] = Opt(m.scaled_rate);
+  j["limit"] = LimitName(m.limit);
+  j["limit_text"] = m.limit_text;
+  j["cardinality_kind"] = m.cardinality.kind == Cardinality::Kind::kFinite     ? "finite"
+                          : m.cardinality.kind == Cardinality::Kind::kInfinite ? "infinite"
+                                                                               : "unknown";
+  j["cardinality_exact"] = m.cardinality.finite() && m.cardinality.exact;
+  if (m.cardinality.finite() && !m.cardinality.exact) {
+    j["cardinality_interval"] = Json::array({Num(m.cardinality.lo), Num(m.cardinality.hi)});
+    j["materialized_interval"] = m.materialized_lo ? Json::array({Num(*m.materialized_lo), Num(*m.materialized_hi)})
+                                                   : Json(nullptr);
+  } else {
+    j["cardinality_interval"] = nullptr;
+    j["materialized_interval"] = nullptr;
+  }
+  j["cardinality_note"] = m.cardinality.why;
+  j["not_cacheable_because_random"] = m.random_below.empty() ? Json(nullptr) : Json(m.random_below);
+  j["steady_state_cost"] = m.steady_state_cost;
+  j["interleave"] = m.interleave.empty() ? Json(nullptr) : Json(m.interleave);
+  return j;
+}
+
+// Compact human numbers: 4 significant digits, no exponent below a million.
+std::string Fmt(double v) {
+  char buf[64];
+  if (v != 0 && (std::fabs(v) >= 1e7 || std::fabs(v) < 1e-3)) {
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+std::string Fmt(const std::optional<double>& v, const char* none) { return v ? Fmt(*v) : none; }
+std::string Rate(const std::optional<double>& v) { return v ? Fmt(*v) + " minibatches/s" : "unbounded"; }
+
+std::string CardText(const NodeModel& m) {
+  switch (m.cardinality.kind) {
+    case Cardinality::Kind::kInfinite: return "infinite";
+    case Cardinality::Kind::kUnknown: return "unknown";
+    case Cardinality::Kind::kFinite: break;
+  }
+  if (!m.materialized_bytes) return "?";
+  std::string s = units::FormatBytes(*m.materialized_bytes);
+  if (!m.cardinality.exact) s = "~" + s;
+  return s;
+}
+
+struct Table {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+
+  std::string Text() const {
+    std::vector<size_t> w(head.size());
+    for (size_t c = 0; c < head.size(); ++c) {
+      w[c] = head[c].size();
+      for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
+    }
+    std::string out;
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string l = " ";
+      for (size_t c = 0; c < cells.size(); ++c) {
+        l += " " + cells[c];
+        if (c + 1 < cells.size()) l += std::string(w[c] - cells[c].size() + 1, ' ');
+      }
+      out += l + "\n";
+    };
+    line(head);
+    for (const auto& r : rows) line(r);
+    return out;
+  }
+  std::string Markdown() const {
+    std::string out = "|";
+    for (const auto& h : head) out += " " + h + " |";
+    out += "\n|";
+    for (size_t c = 0; c < head.size(); ++c) out += "---|";
+    out += "\n";
+    for (const auto& r : rows) {
+      out += "|";
+      for (const auto& cell : r) out += " " + cell + " |";
+      out += "\n";
+    }
+    return out;
+  }
+};
+
+Table RankedTable(const Report& r) {
+  Table t;
+  t.head = {"RANK", "NODE", "OP", "PAR", "VISITS", "CPU MS/MB", "RATE/CORE", "CORES USED", "SCALED RATE", "BYTES/EL",
+            "MATERIALIZED", "CACHEABLE", "LIMIT"};
+  int rank = 0;
+  for (const auto& name : r.ranking) {
+    const NodeModel* m = r.Find(name);
+    t.rows.push_back({std::to_string(++rank), m->name, m->op, std::to_string(m->parallelism), Fmt(m->visit_ratio),
+                      Fmt(m->cpu_seconds_per_minibatch * 1e3), Fmt(m->rate_per_core, "unbounded"), Fmt(m->cores_used),
+                      m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"),
+                      m->bytes_per_element ? units::FormatBytes(*m->bytes_per_element) : "-", CardText(*m), m->cacheable ? "yes" : "no", LimitName(m->limit)});
+  }
+  return t;
+}
+
+std::vector<std::pair<std::string, std::string>> Summary(const Report& r) {
+  std::vector<std::pair<std::string, std::string>> s;
+  s.push_back({"window", Fmt(r.window_start_seconds) + " s to " + Fmt(r.window_end_seconds) + " s (" +
+                             Fmt(r.window_seconds) + " s, " + std::to_string(r.minibatches) + " minibatches, " +
+                             std::to_string(r.snapshots) + " snapshots)"});
+  std::string machine = std::to_string(r.cores) + " cores, " + units::FormatBytes(static_cast<double>(r.memory_bytes)) +
+                        " memory for caching, storage ";
+  machine += r.disk_bandwidth ? units::FormatRate(*r.disk_bandwidth) + " (" + r.disk_bandwidth_from + ")" : "unknown";
+  s.push_back({"machine", machine});
+  s.push_back({"observed throughput", Fmt(r.observed_throughput) + " minibatches/s"});
+  s.push_back({"predicted throughput",
+               r.predicted_throughput ? Rate(r.predicted_throughput) + " (" +
+                                            (r.predicted_limit == "disk" ? "storage-bound" : "CPU-bound") + ")"
+                                      : "unbounded"});
+  std::string cpu = Rate(r.cpu_bound);
+  if (r.cpu_bound) cpu += r.cpu_bound_limit == "cores" ? " (all cores)" : " (" + r.cpu_bound_limit + "'s cap)";
+  std::string disk = r.disk_bound                     ? Rate(r.disk_bound)
+                     : r.disk_bytes_per_minibatch > 0 ? "unknown bandwidth"
+                                                      : "no storage read";
+  s.push_back({"bounds", "CPU " + cpu + ", storage " + disk});
+  const NodeModel* b = r.Find(r.bottleneck);
+  s.push_back({"bottleneck", b ? b->name + " (" + b->limit_text + ")" : "none"});
+  s.push_back({"cache", r.cache_node.empty()
+                            ? "none fits " + units::FormatBytes(r.cache_budget_bytes)
+                            : r.cache_node + " (" + units::FormatBytes(r.cache_bytes) + " of a " +
+                                  units::FormatBytes(r.cache_budget_bytes) + " budget)"});
+  return s;
+}
+
+}  // namespace
+
+std::string FormatReportJson(const Report& r) {
+  Json j;
+  j["observed_throughput"] = Num(r.observed_throughput);
+  j["predicted_throughput"] = Opt(r.predicted_throughput);
+  j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
+  j["ranking"] = r.ranking;
+  j["bounds"] = {{"cpu", Opt(r.cpu_bound)},
+                 {"disk", Opt(r.disk_bound)},
+                 {"cpu_uncapped", Opt(r.cpu_bound_uncapped)},
+                 {"cpu_limit", r.cpu_bound_limit.empty() ? Json(nullptr) : Json(r.cpu_bound_limit)},
+                 {"predicted_limit", r.predicted_limit.empty() ? Json(nullptr) : Json(r.predicted_limit)}};
+  j["cache"] = r.cache_node.empty() ? Json(nullptr) : Json{{"node", r.cache_node}, {"bytes", Num(r.cache_bytes)}};
+  j["machine"] = {{"cores", r.cores},
+                  {"memory_bytes", r.memory_bytes},
+                  {"disk_bandwidth_bytes_per_s", Opt(r.disk_bandwidth)},
+                  {"total_memory_bytes", r.total_memory_bytes},
+                  {"cache_budget_bytes", Num(r.cache_budget_bytes)},
+                  {"buffered_bytes", r.buffered_bytes}};
+  Json nodes = Json::array();
+  for (const auto& m : r.nodes) nodes.push_back(NodeJson(m));
+  j["nodes"] = nodes;
+  j["trace"] = r.source;
+  j["program"] = r.program;
+  j["window"] = {{"start_seconds", Num(r.window_start_seconds)},
+                 {"end_seconds", Num(r.window_end_seconds)},
+                 {"seconds", Num(r.window_seconds)},
+                 {"minibatches", r.minibatches},
+                 {"snapshots", r.snapshots}};
+  j["cpu_seconds_per_minibatch"] = Num(r.cpu_seconds_per_minibatch);
+  j["disk_bytes_per_minibatch"] = Num(r.disk_bytes_per_minibatch);
+  Json sources = Json::array();
+  for (const auto& s : r.sources) {
+    sources.push_back({{"node", s.node},
+                       {"files", s.files ? Json(*s.files) : Json(nullptr)},
+                       {"files_completed", s.files_completed},
+                       {"mean_file_bytes", Num(s.mean_file_bytes)},
+                       {"mean_records_per_file", Num(s.mean_records_per_file)},
+                       {"dataset_bytes", Opt(s.dataset_bytes)},
+                       {"dataset_bytes_stderr", s.dataset_bytes ? Num(s.dataset_bytes_stderr) : Json(nullptr)},
+                       {"interval_multiplier", s.dataset_bytes ? Num(s.interval_multiplier) : Json(nullptr)},
+                       {"dataset_bytes_interval", s.dataset_bytes ? Json::array({Num(s.dataset_bytes_lo),
+                                                                                 Num(s.dataset_bytes_hi)})
+                                                                  : Json(nullptr)},
+                       {"exact", s.exact}});
+  }
+  j["sources"] = sources;
+  j["findings"] = r.findings;
+  j["warnings"] = r.warnings;
+  return j.dump(2) + "\n";
+}
+
+std::string FormatReportText(const Report& r) {
+  std::string out = "plumber analyze: " + r.source + " (program '" + r.program + "')\n";
+  for (const auto& [k, v] : Summary(r)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%-22s", (k + ":").c_str());
+    out += buf + v + "\n";
+  }
+  out += "\nranking (slowest first; rates in minibatches/s):\n" + RankedTable(r).Text();
+  out += "\nfindings:\n";
+  for (const auto& f : r.findings) out += "  - " + f + "\n";
+  if (!r.warnings.empty()) {
+    out += "\nwarnings:\n";
+    for (const auto& w : r.warnings) out += "  - " + w + "\n";
+  }
+  return out;
+}
+
+std::string FormatReportMarkdown(const Report& r) {
+  std::string out = "# plumber analyze: `" + r.source + "`\n\nProgram `" + r.program + "`.\n\n";
+  for (const auto& [k, v] : Summary(r)) out += "- **" + k + "**: " + v + "\n";
+  out += "\n## Ranking (slowest first; rates in minibatches/s)\n\n" + RankedTable(r).Markdown();
+  out += "\n## Findings\n\n";
+  for (const auto& f : r.findings) out += "- " + f + "\n";
+  if (!r.warnings.empty()) {
+    out += "\n## Warnings\n\n";
+    for (const auto& w : r.warnings) out += "- " + w + "\n";
+  }
+  return out;
+}
+
+std::string FormatRankText(const Report& r, int top) {
+  Table t;
+  t.head = {"RANK", "NODE", "OP", "SCALED RATE", "CORES NOW", "MAX CORES", "RATE/CORE", "LIMIT"};
+  const int n = top > 0 ? std::min<int>(top, static_cast<int>(r.ranking.size())) : static_cast<int>(r.ranking.size());
+  for (int i = 0; i < n; ++i) {
+    const NodeModel* m = r.Find(r.ranking[i]);
+    t.rows.push_back({std::to_string(i + 1), m->name, m->op,
+                      m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"), Fmt(m->cores_now),
+                      Fmt(m->max_cores), Fmt(m->rate_per_core, "unbounded"), m->limit_text});
+  }
+  return "rates in minibatches/s; observed " + Fmt(r.observed_throughput) + "\n" + t.Text();
+}
+
+std::string FormatRankJson(const Report& r, int top) {
+  Json rows = Json::array();
+  const int n = top > 0 ? std::min<int>(top, static_cast<int>(r.ranking.size())) : static_cast<int>(r.ranking.size());
+  for (int i = 0; i < n; ++i) {
+    const NodeModel* m = r.Find(r.ranking[i]);
+    rows.push_back({{"rank", i + 1},
+                    {"name", m->name},
+                    {"op", m->op},
+                    {"scaled_rate", Opt(m->scaled_rate)},
+                    {"cores_now", Num(m->cores_now)},
+                    {"max_cores", Num(m->max_cores)},
+                    {"rate_per_core", Opt(m->rate_per_core)},
+                    {"limit", LimitName(m->limit)},
+                    {"limit_text", m->limit_text}});
+  }
+  Json j;
+  j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
+  j["observed_throughput"] = Num(r.observed_throughput);
+  j["ranking"] = rows;
+  j["warnings"] = r.warnings;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace plumber::analysis

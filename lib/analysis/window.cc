@@ -1,0 +1,177 @@
+// Window selection over a stream of snapshots; see window.h.
+#include "analysis/window.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "base/units.h"
+
+namespace plumber::analysis {
+namespace {
+
+using Getter = int64_t (schema::NodeStats::*)() const;
+// The cumulative counters that must never decrease (trace_check.cc checks
+// the same set for `plumber validate`).
+constexpr Getter kCumulative[] = {
+    &schema::NodeStats::elements_produced, &schema::NodeStats::elements_consumed,
+    &schema::NodeStats::bytes_produced,    &schema::NodeStats::bytes_consumed,
+    &schema::NodeStats::active_cpu_ns,     &schema::NodeStats::wall_ns,
+    &schema::NodeStats::storage_bytes_read, &schema::NodeStats::files_opened,
+    &schema::NodeStats::files_completed,   &schema::NodeStats::completed_file_bytes,
+    &schema::NodeStats::completed_file_records,
+};
+
+std::string Seconds(int64_t ns) { return units::FormatSeconds(static_cast<double>(ns) * 1e-9); }
+
+}  // namespace
+
+StatusOr<WindowSpec> ParseWindowSpec(std::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    return Status::InvalidArgument("--window '" + std::string(text) + "': expected START:END in seconds, e.g. 2:10");
+  }
+  WindowSpec spec;
+  const std::string_view a = text.substr(0, colon);
+  const std::string_view b = text.substr(colon + 1);
+  if (!a.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(double s, units::ParseSeconds(a));
+    spec.start_seconds = s;
+  }
+  if (!b.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(double e, units::ParseSeconds(b));
+    spec.end_seconds = e;
+  }
+  if (spec.start_seconds && spec.end_seconds && *spec.end_seconds <= *spec.start_seconds) {
+    return Status::InvalidArgument("--window '" + std::string(text) + "': END must be after START");
+  }
+  return spec;
+}
+
+WindowSelector::WindowSelector(const WindowSpec& spec, double warmup_seconds, std::vector<std::string> node_names)
+    : spec_(spec), warmup_seconds_(warmup_seconds), names_(std::move(node_names)), tracks_(names_.size()) {
+  for (size_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], static_cast<int>(i));
+}
+
+int64_t WindowSelector::NsFor(double seconds) const { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
+
+void WindowSelector::Check(const schema::Snapshot& s, bool in_window) {
+  if (position_cache_.size() < static_cast<size_t>(s.nodes_size())) position_cache_.resize(s.nodes_size(), -1);
+  for (int j = 0; j < s.nodes_size(); ++j) {
+    const schema::NodeStats& stats = s.nodes(j);
+    int idx = position_cache_[j];
+    if (idx < 0 || names_[idx] != stats.name()) {
+      auto it = index_.find(stats.name());
+      if (it == index_.end()) {
+        if (std::find(unknown_nodes_.begin(), unknown_nodes_.end(), stats.name()) == unknown_nodes_.end()) {
+          unknown_nodes_.push_back(stats.name());
+        }
+        continue;
+      }
+      idx = it->second;
+      position_cache_[j] = idx;
+    }
+    NodeTrack& t = tracks_[idx];
+    for (int c = 0; c < kCounters; ++c) {
+      const int64_t v = (stats.*kCumulative[c])();
+      if (t.seen && v < t.last[c]) {
+        t.went_backwards = true;
+        if (in_window) t.backwards_in_window = true;
+      }
+      t.last[c] = v;
+    }
+    t.seen = true;
+  }
+}
+
+void WindowSelector::Add(schema::Snapshot* snapshot) {
+  ++seen_;
+  const int64_t wall = snapshot->wall_ns();
+  if (wall <= last_wall_ || wall < 0) {
+    // A snapshot that does not move time forward cannot bound a window.
+    ++time_problems_;
+    return;
+  }
+  last_wall_ = wall;
+  const bool explicit_start = spec_.start_seconds.has_value();
+  const int64_t start_ns = NsFor(explicit_start ? *spec_.start_seconds : warmup_seconds_);
+  const bool after_end = spec_.end_seconds && wall > NsFor(*spec_.end_seconds);
+  // Only a decrease between the window's first and last snapshot corrupts
+  // its deltas.
+  Check(*snapshot, start_ && !after_end);
+  if (after_end) return;
+  if (wall < start_ns) {
+    before_start_.emplace();
+    before_start_->Swap(snapshot);
+    return;
+  }
+  if (!start_) start_ = *snapshot;
+  if (!end_) end_.emplace();
+  end_->Swap(snapshot);
+}
+
+StatusOr<SelectedWindow> WindowSelector::Finish() {
+  SelectedWindow w;
+  w.snapshots_seen = seen_;
+  if (time_problems_ > 0) {
+    warnings_.push_back(std::to_string(time_problems_) +
+                        " snapshot(s) do not move time forward and were skipped");
+  }
+  for (const auto& name : unknown_nodes_) {
+    warnings_.push_back("counters for node '" + name + "', which the program does not have, were ignored");
+  }
+  const bool explicit_start = spec_.start_seconds.has_value();
+  if (!end_) {
+    if (!before_start_) {
+      return Status::InvalidArgument(seen_ == 0 ? "the trace has no snapshots: nothing ran long enough to measure"
+                                                : "no snapshot lies in the requested window");
+    }
+    if (explicit_start) {
+      return Status::InvalidArgument("no snapshot at or after " + units::FormatSeconds(*spec_.start_seconds) +
+                                     " (the last is at " + Seconds(before_start_->wall_ns()) + ")");
+    }
+    // The run was shorter than its warm-up: better a window that includes
+    // warm-up than no answer.
+    warnings_.push_back("the trace ends (" + Seconds(before_start_->wall_ns()) + ") before its warm-up of " +
+                        units::FormatSeconds(warmup_seconds_) +
+                        " is over; the window starts at the beginning of the run and includes warm-up");
+    end_ = std::move(before_start_);
+    before_start_.reset();
+  } else if (start_ && start_->wall_ns() == end_->wall_ns()) {
+    if (explicit_start) {
+      return Status::InvalidArgument("the requested window holds a single snapshot (at " +
+                                     Seconds(end_->wall_ns()) + "); it needs two to measure rates");
+    }
+    if (before_start_) {
+      warnings_.push_back("only one snapshot after the warm-up; the window starts at " +
+                          Seconds(before_start_->wall_ns()) + ", inside the warm-up");
+      start_ = std::move(before_start_);
+    } else {
+      warnings_.push_back("the trace has a single snapshot; the window starts at the beginning of the run and "
+                          "includes warm-up");
+      start_.reset();
+    }
+  }
+  if (start_ && start_->wall_ns() >= end_->wall_ns()) start_.reset();
+  if (end_->wall_ns() <= 0) {
+    return Status::InvalidArgument("zero elapsed time: the only snapshot is at 0 ns");
+  }
+  for (size_t i = 0; i < tracks_.size(); ++i) {
+    if (tracks_[i].backwards_in_window) {
+      w.unreliable_nodes.push_back(names_[i]);
+      warnings_.push_back("cumulative counters of node '" + names_[i] +
+                          "' go backwards inside the window; its rates are left out");
+    } else if (tracks_[i].went_backwards) {
+      warnings_.push_back("cumulative counters of node '" + names_[i] +
+                          "' go backwards outside the window; the window is unaffected");
+    }
+  }
+  for (const auto& warning : warnings_) spdlog::debug("window: {}", warning);
+  w.start = std::move(start_);
+  w.end = std::move(*end_);
+  w.warnings = std::move(warnings_);
+  return w;
+}
+
+}  // namespace plumber::analysis

@@ -1,0 +1,86 @@
+// Picks the window of a trace the model is computed over, one snapshot at a
+// time, so a trace of any length is analysed without holding its snapshots:
+// only the window's first and last snapshots are kept. While streaming it
+// also notes what is wrong with the counters (time not moving forward,
+// counters going backwards, nodes the program lacks) so the analysis can
+// warn and still say what the data allows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "trace.pb.h"
+
+namespace plumber::analysis {
+
+// `--window START:END` in seconds since the run began; either end optional.
+struct WindowSpec {
+  std::optional<double> start_seconds;
+  std::optional<double> end_seconds;
+};
+
+// Parses "START:END", "START:" or ":END" (seconds, units allowed: "2s:1m").
+StatusOr<WindowSpec> ParseWindowSpec(std::string_view text);
+
+// The two snapshots that bound the window. `start` is null when the window
+// starts at the beginning of the run, where every counter is zero.
+struct SelectedWindow {
+  std::optional<schema::Snapshot> start;
+  schema::Snapshot end;
+  int snapshots_seen = 0;
+  // Plain-language notes on the data (each names what it concerns).
+  std::vector<std::string> warnings;
+  // Nodes whose counters went backwards inside the window: their deltas
+  // mean nothing.
+  std::vector<std::string> unreliable_nodes;
+};
+
+class WindowSelector {
+ public:
+  // `warmup_seconds` is skipped unless `spec` gives a start; `node_names`
+  // are the program's nodes (stats for others are ignored with a warning).
+  WindowSelector(const WindowSpec& spec, double warmup_seconds, std::vector<std::string> node_names);
+
+  // Takes the snapshot's contents (it may be left in any state).
+  void Add(schema::Snapshot* snapshot);
+
+  // Fails (InvalidArgument) when no window with elapsed time exists.
+  StatusOr<SelectedWindow> Finish();
+
+ private:
+  static constexpr int kCounters = 11;
+  struct NodeTrack {
+    int64_t last[kCounters] = {};
+    bool seen = false;
+    bool went_backwards = false;
+    bool backwards_in_window = false;
+  };
+  int64_t NsFor(double seconds) const;
+  void Check(const schema::Snapshot& s, bool in_window);
+
+  WindowSpec spec_;
+  double warmup_seconds_;
+  std::unordered_map<std::string, int> index_;
+  std::vector<std::string> names_;
+  std::vector<NodeTrack> tracks_;
+  // Name of the node at each position of the previous snapshot, so the
+  // common case (same order every time) needs no hash lookup.
+  std::vector<int> position_cache_;
+
+  std::optional<schema::Snapshot> start_;
+  std::optional<schema::Snapshot> end_;
+  // Last snapshot before the requested start: used when nothing is at or
+  // after it (a trace shorter than its warm-up).
+  std::optional<schema::Snapshot> before_start_;
+  int seen_ = 0;
+  int64_t last_wall_ = -1;
+  int time_problems_ = 0;
+  std::vector<std::string> unknown_nodes_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace plumber::analysis
