@@ -272,6 +272,15 @@ Status Modeler::Window() {
   }
   r_.minibatches = c0;
   r_.observed_throughput = static_cast<double>(c0) / r_.window_seconds;
+  // What the consumer (the training step) experienced: the paper's measure
+  // of an input-bound job.
+  const auto& re = window_.end.root();
+  const int64_t calls = re.next_calls() - (window_.start ? window_.start->root().next_calls() : 0);
+  const int64_t wait = re.wait_ns() - (window_.start ? window_.start->root().wait_ns() : 0);
+  if (calls > 0 && wait >= 0) {
+    r_.consumer_wait_seconds = static_cast<double>(wait) * 1e-9 / static_cast<double>(calls);
+    r_.consumer_wait_fraction = static_cast<double>(wait) * 1e-9 / r_.window_seconds;
+  }
   return Status::OK();
 }
 
@@ -345,6 +354,14 @@ void Modeler::Rates() {
       m.bytes = delta(i, &schema::NodeStats::bytes_produced);
       m.cpu_seconds = static_cast<double>(delta(i, &schema::NodeStats::active_cpu_ns)) * 1e-9;
       m.storage_bytes = delta(i, &schema::NodeStats::storage_bytes_read);
+      if (m.elements < 0 || m.bytes < 0 || m.cpu_seconds < 0 || m.storage_bytes < 0) {
+        // The window's ends were moved (a short trace) across a counter
+        // reset that the stream check attributed to no window.
+        r_.warnings.push_back("counters of node '" + m.name + "' decrease across the window; its rates are left out");
+        m.reliable = false;
+        m.elements = m.bytes = m.storage_bytes = 0;
+        m.cpu_seconds = 0;
+      }
     }
     m.visit_ratio = static_cast<double>(m.elements) / c0;
     m.cpu_seconds_per_minibatch = m.cpu_seconds / c0;
@@ -722,6 +739,14 @@ void Modeler::Findings() {
               " minibatches in " + units::FormatSeconds(r_.window_seconds) + ", from " +
               units::FormatSeconds(r_.window_start_seconds) + " to " + units::FormatSeconds(r_.window_end_seconds) +
               ").");
+  if (r_.consumer_wait_seconds) {
+    // The paper counts a job input-bound once the mean wait per step passes
+    // tens of microseconds.
+    const bool stalled = *r_.consumer_wait_seconds > 50e-6;
+    f.push_back("The consumer waited " + units::FormatSeconds(*r_.consumer_wait_seconds) + " per minibatch on average (" +
+                Num(100 * *r_.consumer_wait_fraction) + "% of the window): " +
+                (stalled ? "the input pipeline holds training back." : "the input pipeline keeps up."));
+  }
   if (const NodeModel* b = r_.Find(r_.bottleneck)) {
     f.push_back(b->name + " (" + b->op + ") is the bottleneck: as configured it keeps up with at most " +
                 rate(*b->scaled_rate) + "; limited by " + b->limit_text + ".");

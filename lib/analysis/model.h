@@ -124,6 +124,10 @@ struct Report {
   int64_t minibatches = 0;
   int snapshots = 0;
   double observed_throughput = 0;
+  // Mean wait of the consumer per Next call on the output, and the share of
+  // the window spent waiting; nullopt when the trace has no root stats.
+  std::optional<double> consumer_wait_seconds;
+  std::optional<double> consumer_wait_fraction;
 
   int cores = 0;
   uint64_t memory_bytes = 0;  // memory a cache may use before the fraction

@@ -201,6 +201,9 @@ std::string FormatReportJson(const Report& r) {
                  {"seconds", Num(r.window_seconds)},
                  {"minibatches", r.minibatches},
                  {"snapshots", r.snapshots}};
+  j["consumer_wait"] = r.consumer_wait_seconds ? Json{{"mean_seconds", Num(*r.consumer_wait_seconds)},
+                                                      {"fraction_of_window", Num(*r.consumer_wait_fraction)}}
+                                               : Json(nullptr);
   j["cpu_seconds_per_minibatch"] = Num(r.cpu_seconds_per_minibatch);
   j["disk_bytes_per_minibatch"] = Num(r.disk_bytes_per_minibatch);
   Json sources = Json::array();

@@ -100,6 +100,8 @@ TEST_CASE("cpu.json: every number of the report equals the README's hand computa
   Near(r["window"]["seconds"], 4, "T");
   CHECK(r["window"]["minibatches"] == 120);
   Near(r["observed_throughput"], 120.0 / 4, "X_0");
+  Near(r["consumer_wait"]["mean_seconds"], 3.8 / 120, "mean wait");
+  Near(r["consumer_wait"]["fraction_of_window"], 0.95, "wait fraction");
   Near(r["cpu_seconds_per_minibatch"], 0.04, "sum c_i");
   Near(r["disk_bytes_per_minibatch"], 0, "D");
   Near(r["bounds"]["cpu"], 4 / 0.04, "cpu bound");
@@ -130,6 +132,8 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   Near(r["window"]["seconds"], 8, "T");
   CHECK(r["window"]["minibatches"] == 32);
   Near(r["observed_throughput"], 4, "X_0");
+  Near(r["consumer_wait"]["mean_seconds"], 7.2 / 32, "mean wait");
+  Near(r["consumer_wait"]["fraction_of_window"], 0.9, "wait fraction");
   Near(r["cpu_seconds_per_minibatch"], 0.4, "sum c_i");
   Near(r["disk_bytes_per_minibatch"], 3.2e6, "D");
   Near(r["bounds"]["cpu_uncapped"], 8 / 0.4, "cpu bound without caps");
