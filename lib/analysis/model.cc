@@ -326,6 +326,7 @@ void Modeler::BandwidthFromCurve() {
   if (!(b > 0) || !std::isfinite(b)) return;
   r_.disk_bandwidth = b;
   r_.disk_bandwidth_from = "the trace's bandwidth curve at read parallelism " + Num(p);
+  r_.disk_bandwidth_from_curve = true;
 }
 
 void Modeler::Rates() {

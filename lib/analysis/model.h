@@ -133,7 +133,11 @@ struct Report {
   uint64_t memory_bytes = 0;  // memory a cache may use before the fraction
   uint64_t total_memory_bytes = 0;
   std::optional<double> disk_bandwidth;
-  std::string disk_bandwidth_from;  // "--disk-bandwidth", "trace throttle"
+  std::string disk_bandwidth_from;
+  // The bandwidth above was read off the calibrated curve at the traced read
+  // parallelism (not a throttle or --disk-bandwidth), so more readers could
+  // get more of it.
+  bool disk_bandwidth_from_curve = false;  // "--disk-bandwidth", "trace throttle"
 
   double cpu_seconds_per_minibatch = 0;
   double disk_bytes_per_minibatch = 0;

@@ -20,7 +20,8 @@ StatusOr<ProvisionPlan> SolveProvisioning(const ProvisionProblem& p, const Linea
   }
   const double gb = 1e9, hundred_mbps = 1e8;
   LinearProgram lp(LinearProgram::Sense::kMinimize);
-  const int cores = lp.AddColumn("cores", 0, kUnbounded, p.prices.per_core_hour, /*integer=*/true);
+  // At least one core: even a pipeline replayed from a cache needs a thread.
+  const int cores = lp.AddColumn("cores", 1, kUnbounded, p.prices.per_core_hour, /*integer=*/true);
   // Memory in GB and bandwidth in 100 MB/s keep the coefficients near 1.
   const int memory = lp.AddColumn("memory_gb", p.buffer_bytes / gb, kUnbounded, p.prices.per_gb_hour);
   const int bandwidth = lp.AddColumn("bandwidth_100mbps", 0, kUnbounded, p.prices.per_100mbps_hour);

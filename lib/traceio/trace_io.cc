@@ -196,6 +196,29 @@ StatusOr<schema::Trace> ReadTrace(Env* env, const std::string& path, TraceReadRe
   return ParseTrace(bytes, path, report);
 }
 
+StatusOr<schema::TraceHeader> ReadTraceHeader(Env* env, const std::string& path) {
+  char first = 0;
+  {
+    PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
+    char scratch[64];
+    std::string_view got;
+    PLUMBER_RETURN_IF_ERROR(file->Read(sizeof(scratch), &got, scratch));
+    if (got.empty()) return Status::InvalidArgument(path + ": the file is empty");
+    first = DetectEncoding(got) == Encoding::kJson ? '{' : got[0];
+  }
+  if (first == '{') {
+    PLUMBER_ASSIGN_OR_RETURN(schema::Trace trace, ReadTrace(env, path));
+    return std::move(*trace.mutable_header());
+  }
+  PLUMBER_ASSIGN_OR_RETURN(auto reader, TraceFileReader::Open(env, path));
+  schema::TraceRecord record;
+  if (!reader->Next(&record)) {
+    PLUMBER_RETURN_IF_ERROR(reader->status());
+    return Status::InvalidArgument(path + ": the trace has no complete header (the run was cut short at once)");
+  }
+  return std::move(*record.mutable_header());
+}
+
 std::string SerializeTraceBinary(const schema::Trace& trace) {
   std::string out = Preamble();
   auto add = [&](const schema::TraceRecord& record) { out += FrameRecord(SerializeDeterministic(record)); };

@@ -96,6 +96,10 @@ class TraceFileReader {
 // Reads a whole trace, binary or JSON (detected by content). A torn tail is
 // not an error: the report says where it is. A JSON trace must have a header.
 StatusOr<schema::Trace> ReadTrace(Env* env, const std::string& path, TraceReadReport* report = nullptr);
+// Only the header: the first record of a binary trace (nothing else is
+// read), or the header of a JSON trace.
+StatusOr<schema::TraceHeader> ReadTraceHeader(Env* env, const std::string& path);
+
 // Parses a whole trace from memory; `source` names it in errors.
 StatusOr<schema::Trace> ParseTrace(std::string_view bytes, const std::string& source,
                                    TraceReadReport* report = nullptr);

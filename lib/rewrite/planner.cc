@@ -1,0 +1,199 @@
+// From the analysis model to the LP and MILP of lib/lp, and back.
+#include "rewrite/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "lp/cache_choice.h"
+#include "lp/throughput.h"
+#include "traceio/op_registry.h"
+#include "traceio/pipeline_io.h"
+
+namespace plumber::rewrite {
+namespace {
+
+// Effective bandwidth of a concave curve at parallelism p.
+double CurveAt(const schema::BandwidthCurve& curve, double p) {
+  double best = 1e300;
+  for (const auto& piece : curve.pieces()) best = std::min(best, piece.slope() * p + piece.intercept());
+  return best;
+}
+
+// Solver answers carry its tolerance (about 1e-9 relative); nine
+// significant digits say all they know and keep reports readable.
+double Significant(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 8 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  return std::round(v * scale) / scale;
+}
+
+}  // namespace
+
+const StagePlan* Plan::Find(const std::string& name) const {
+  for (const auto& s : stages) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Report& report, const PlanOptions& options) {
+  const schema::Pipeline& program = header.program();
+  if (report.cores <= 0) return Status::InvalidArgument("plan: the machine has no cores (give --cores)");
+  std::unordered_map<std::string, int> index;
+  for (int i = 0; i < program.nodes_size(); ++i) index[program.nodes(i).name()] = i;
+
+  Plan plan;
+  plan.cores = report.cores;
+  plan.cache_budget_bytes = report.cache_budget_bytes;
+  plan.disk_bandwidth = report.disk_bandwidth;
+
+  const auto& curve = header.machine().bandwidth_curve();
+  const bool has_curve = curve.pieces_size() > 0;
+  // The most readers a rewrite would open: one per core is plenty for
+  // latency-bound storage, and keeps the program bounded.
+  const double max_readers = std::max(1, report.cores) * 4.0;
+  // A throttle or --disk-bandwidth is a hard limit; a bandwidth the analysis
+  // read off the curve at the traced parallelism is not, since the rewrite
+  // can open more readers.
+  const double hard_limit = report.disk_bandwidth_from_curve ? 0.0 : report.disk_bandwidth.value_or(0);
+  double bandwidth = hard_limit;
+  if (has_curve) {
+    const double curve_max = CurveAt(curve, max_readers);
+    bandwidth = bandwidth > 0 ? std::min(bandwidth, curve_max) : curve_max;
+  }
+
+  // repeated[i]: a repeat that re-reads i's output lies between i and the
+  // output. Relaxed to a fixed point over the consumer edges.
+  std::vector<std::vector<int>> consumers(program.nodes_size());
+  for (int i = 0; i < program.nodes_size(); ++i) {
+    const schema::Node& node = program.nodes(i);
+    for (const auto& in : node.inputs()) consumers[index.at(in)].push_back(i);
+    if (node.op() == "interleave") {
+      auto it = index.find(node.interleave().function());
+      if (it != index.end()) consumers[it->second].push_back(i);
+    }
+  }
+  auto repeats = [&](int j) {
+    const schema::Node& node = program.nodes(j);
+    if (node.op() != "repeat") return false;
+    const int64_t count = node.repeat().has_count() ? node.repeat().count() : -1;
+    return count == -1 || count > 1;
+  };
+  std::vector<bool> repeated(program.nodes_size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int i = 0; i < program.nodes_size(); ++i) {
+      if (repeated[i]) continue;
+      for (int j : consumers[i]) {
+        if (repeats(j) || repeated[j]) {
+          repeated[i] = true;
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+
+  lp::CacheProblem cache;
+  cache.cores = report.cores;
+  cache.bandwidth = bandwidth;
+  cache.memory_budget = options.allow_cache ? report.cache_budget_bytes : 0;
+  lp::ThroughputProblem throughput;
+  throughput.cores = report.cores;
+  const std::string root = OutputNodeName(program);
+  int read_once = 0;
+  for (int i = 0; i < program.nodes_size(); ++i) {
+    const schema::Node& node = program.nodes(i);
+    const analysis::NodeModel* m = report.Find(node.name());
+    if (m == nullptr) return Status::Internal("plan: the model has no node '" + node.name() + "'");
+    const OpDef* def = FindOp(node.op());
+    StagePlan stage;
+    stage.name = node.name();
+    stage.interleave = m->interleave;
+    stage.parallelizable = (def && def->parallelizable) || !m->interleave.empty();
+    stage.max_cores = options.structural_caps ? (stage.parallelizable ? report.cores : 1.0) : m->max_cores;
+    stage.cpu_seconds_per_minibatch = m->steady_state_cost ? m->cpu_seconds_per_minibatch : 0.0;
+    plan.stages.push_back(stage);
+
+    lp::CacheNode cn;
+    cn.name = node.name();
+    cn.cpu_seconds_per_minibatch = stage.cpu_seconds_per_minibatch;
+    cn.max_cores = stage.max_cores;
+    cn.storage_bytes_per_minibatch = m->steady_state_cost ? m->disk_bytes_per_minibatch : 0.0;
+    // Caches sit between whole datasets, never inside an interleave function;
+    // an estimated size is taken at the top of its interval so the cache fits.
+    cn.cacheable = m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value() && repeated[i];
+    if (m->cacheable && m->interleave.empty() && !repeated[i]) ++read_once;
+    cn.materialized_bytes = cn.cacheable ? m->materialized_hi.value_or(*m->materialized_bytes) : 0.0;
+    cache.nodes.push_back(cn);
+    throughput.stages.push_back({cn.name, cn.cpu_seconds_per_minibatch, cn.max_cores});
+    plan.disk_bytes_per_minibatch += cn.storage_bytes_per_minibatch;
+  }
+  for (int i = 0; i < program.nodes_size(); ++i) cache.nodes[i].consumers = consumers[i];
+  if (read_once > 0 && options.allow_cache) {
+    bool any_candidate = false;
+    for (const auto& cn : cache.nodes) any_candidate = any_candidate || cn.cacheable;
+    if (!any_candidate) {
+      plan.cache_note = std::to_string(read_once) +
+                        " node(s) could be cached, but no repeat re-reads them: the data is read once, so a cache "
+                        "would never be replayed";
+    }
+  }
+  cache.root = index.at(root);
+  throughput.storage.bytes_per_minibatch = plan.disk_bytes_per_minibatch;
+  throughput.storage.bandwidth = hard_limit;
+  if (has_curve) {
+    for (const auto& piece : curve.pieces()) throughput.storage.curve.push_back({piece.slope(), piece.intercept()});
+    throughput.storage.max_parallelism = max_readers;
+  }
+
+  // Without a cache: the bound parallelism alone can reach. A pipeline with
+  // no cost at all has nothing to bound it; the MILP's ceiling answers then.
+  auto no_cache = lp::SolveThroughput(throughput, options.lp);
+  if (no_cache.ok()) {
+    plan.throughput_without_cache = Significant(no_cache->throughput);
+    plan.binding_without_cache = no_cache->binding;
+  } else if (no_cache.status().code() != Status::Code::kFailedPrecondition) {
+    return no_cache.status();
+  }
+
+  // Ceiling well above anything the trace suggests, so it binds only when
+  // caching removes every cost.
+  cache.max_throughput = std::max(1e3, 1e3 * std::max(report.observed_throughput, plan.throughput_without_cache));
+  PLUMBER_ASSIGN_OR_RETURN(lp::CachePlan chosen, lp::SolveCacheChoice(cache, options.lp));
+  plan.throughput = Significant(chosen.throughput);
+  plan.unbounded = chosen.throughput >= cache.max_throughput * (1 - 1e-9);
+  if (!plan.throughput_without_cache) plan.throughput_without_cache = plan.throughput;
+  for (int k : chosen.cached) {
+    // One cache is all the rewrite inserts; the MILP's tie-break keeps it
+    // to the node nearest the output.
+    if (plan.cache_node.empty()) {
+      plan.cache_node = cache.nodes[k].name;
+      plan.cache_bytes = cache.nodes[k].materialized_bytes;
+    }
+  }
+  double active_disk = 0;
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    plan.stages[i].active = chosen.active[i];
+    // theta is not unique; the least each stage needs at the planned rate
+    // (X c_i) is the allocation worth reporting, and the rewrite hands out
+    // what is left over as spare cores.
+    plan.stages[i].cores =
+        chosen.active[i] ? Significant(std::min(plan.stages[i].max_cores, plan.throughput * plan.stages[i].cpu_seconds_per_minibatch))
+                         : 0.0;
+    if (chosen.active[i]) active_disk += cache.nodes[i].storage_bytes_per_minibatch;
+  }
+  if (has_curve && active_disk > 0) {
+    // The least p with curve(p) >= X * D: every piece must reach it.
+    const double need = plan.throughput * active_disk;
+    double p = 1;
+    for (const auto& piece : curve.pieces()) {
+      if (piece.slope() > 0) p = std::max(p, (need - piece.intercept()) / piece.slope());
+    }
+    plan.read_parallelism = static_cast<int>(std::ceil(std::min(p, max_readers) - 1e-9));
+  }
+  return plan;
+}
+
+}  // namespace plumber::rewrite

@@ -1,0 +1,80 @@
+// The plan: what the optimizer would do with a traced pipeline on a given
+// machine. It turns the analysis model into the plain structs of lib/lp,
+// solves the throughput LP (no cache) and the cache MILP, and says how many
+// cores each stage should get, where to cache, and how wide to read.
+//
+// A cache only pays when its elements are read again: a candidate must have
+// a repeat (count -1 or > 1) somewhere between it and the output. The
+// runtime reads a pipeline without one exactly once.
+//
+// Caps here are structural, not as configured: a map, batch or interleave
+// may take every core; a reader inside an interleave function may too,
+// since the rewrite can raise the interleave's cycle length; every other op
+// gets one core.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+#include "base/status.h"
+#include "lp/linear_program.h"
+#include "trace.pb.h"
+
+namespace plumber::rewrite {
+
+struct PlanOptions {
+  bool allow_cache = true;
+  // Structural caps (what a rewrite may set: every parallel stage up to all
+  // cores, readers up to all cores by widening the interleave) or the caps
+  // of the program as traced (cycle_length bounds its readers), which is
+  // what `plumber analyze` predicts for the program as it stands.
+  bool structural_caps = true;
+  lp::LinearProgram::Options lp;
+};
+
+struct StagePlan {
+  std::string name;
+  double cpu_seconds_per_minibatch = 0;
+  double max_cores = 1;     // structural cap used by the programs
+  double cores = 0;         // theta from the program (with the chosen cache)
+  bool active = true;       // still works in steady state (not under the cache)
+  bool parallelizable = false;
+  std::string interleave;   // enclosing interleave for function nodes
+};
+
+struct Plan {
+  int cores = 0;
+  // Throughput LP without caching: what parallelism alone can reach.
+  double throughput_without_cache = 0;
+  std::string binding_without_cache;  // "cores", "stage:NAME", "storage", "bandwidth_curve"
+  // The cache MILP: the best throughput with the chosen cache (if any).
+  double throughput = 0;
+  // True when the cache removes every limit the model knows: the pipeline
+  // would replay from memory faster than anything measured, and `throughput`
+  // is only the program's ceiling.
+  bool unbounded = false;
+  std::string cache_node;             // empty: no cache chosen
+  // Why no cache was considered at all, when that is the reason (e.g. the
+  // pipeline reads its data once, so a cache would never be replayed).
+  std::string cache_note;
+  double cache_bytes = 0;
+  double cache_budget_bytes = 0;
+  // Storage the plan needs per minibatch and the bandwidth it assumes.
+  double disk_bytes_per_minibatch = 0;
+  std::optional<double> disk_bandwidth;
+  // Read parallelism the bandwidth curve asks for to sustain `throughput`
+  // (absent when the trace holds no curve or nothing is read).
+  std::optional<int> read_parallelism;
+  std::vector<StagePlan> stages;      // program order
+
+  const StagePlan* Find(const std::string& name) const;
+};
+
+// `header` gives the program and the machine's bandwidth curve; `report`
+// the model (with any --cores/--mem/--disk-bandwidth what-ifs applied).
+StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Report& report,
+                        const PlanOptions& options = {});
+
+}  // namespace plumber::rewrite

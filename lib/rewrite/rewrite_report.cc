@@ -1,0 +1,128 @@
+// Formatting of plans and rewrites. Numbers in text use three significant
+// digits; JSON carries them whole.
+#include "rewrite/rewrite_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "base/units.h"
+
+namespace plumber::rewrite {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+std::string Rate(double v) { return Num(v) + " minibatches/s"; }
+
+}  // namespace
+
+Json PlanJson(const Plan& plan) {
+  Json j;
+  j["throughput"] = plan.unbounded ? Json(nullptr) : Json(plan.throughput);
+  j["unbounded"] = plan.unbounded;
+  j["throughput_without_cache"] = plan.throughput_without_cache;
+  j["binding_without_cache"] = plan.binding_without_cache;
+  if (plan.cache_node.empty()) {
+    j["cache"] = nullptr;
+    if (!plan.cache_note.empty()) j["cache_note"] = plan.cache_note;
+  } else {
+    j["cache"] = {{"node", plan.cache_node}, {"bytes", plan.cache_bytes}, {"budget_bytes", plan.cache_budget_bytes}};
+  }
+  j["read_parallelism"] = plan.read_parallelism ? Json(*plan.read_parallelism) : Json(nullptr);
+  Json cores = Json::object();
+  for (const auto& s : plan.stages) {
+    if (s.active && s.cpu_seconds_per_minibatch > 0) cores[s.name] = s.cores;
+  }
+  j["cores"] = cores;
+  return j;
+}
+
+std::string PlanText(const Plan& plan) {
+  std::string out;
+  out += "  without a cache (parallelism only): " + Rate(plan.throughput_without_cache) + ", held by " +
+         (plan.binding_without_cache.empty() ? std::string("nothing") : plan.binding_without_cache) + "\n";
+  if (plan.cache_node.empty()) {
+    out += plan.cache_note.empty() ? "  cache: none fits the budget of " + units::FormatBytes(plan.cache_budget_bytes) + "\n"
+                                   : "  cache: none; " + plan.cache_note + "\n";
+  } else {
+    out += "  with a cache after " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) + " of " +
+           units::FormatBytes(plan.cache_budget_bytes) + "): " +
+           (plan.unbounded ? std::string("unbounded (every costed stage is under the cache; the consumer sets the pace)")
+                           : Rate(plan.throughput)) +
+           "\n";
+  }
+  if (plan.read_parallelism) out += "  read parallelism for the bandwidth curve: " + std::to_string(*plan.read_parallelism) + "\n";
+  out += "  cores per stage:";
+  bool any = false;
+  for (const auto& s : plan.stages) {
+    if (!s.active || s.cpu_seconds_per_minibatch <= 0) continue;
+    out += (any ? ", " : " ") + s.name + " " + Num(s.cores);
+    any = true;
+  }
+  out += any ? "\n" : " none\n";
+  return out;
+}
+
+std::string RewriteJson(const RewriteResult& r, const std::string& trace, const std::string& output) {
+  Json j;
+  j["trace"] = trace;
+  j["output"] = output.empty() ? Json(nullptr) : Json(output);
+  j["predicted_before"] = r.predicted_before;
+  j["predicted_after"] = r.plan.unbounded ? Json(nullptr) : Json(r.predicted_after);
+  j["cores"] = r.plan.cores;
+  j["parallel_cores"] = r.parallel_cores;
+  j["io_readers"] = r.io_readers;
+  j["memory_bytes"] = r.memory_bytes;
+  j["plan"] = PlanJson(r.plan);
+  Json changes = Json::array();
+  for (const auto& c : r.changes) {
+    changes.push_back({{"node", c.node}, {"change", c.what}, {"before", c.before.empty() ? Json(nullptr) : Json(c.before)},
+                       {"after", c.after}, {"why", c.why}});
+  }
+  j["changes"] = changes;
+  return j.dump(2) + "\n";
+}
+
+std::string RewriteText(const RewriteResult& r, const std::string& trace, const std::string& output) {
+  std::string out = "plumber rewrite: " + trace + " for " + std::to_string(r.plan.cores) + " cores\n";
+  out += "predicted: " + Rate(r.predicted_before) + " as traced -> ";
+  if (r.plan.unbounded) {
+    out += "unbounded rewritten (after the first epoch everything is replayed from the cache)";
+  } else {
+    out += Rate(r.predicted_after) + " rewritten";
+    if (r.predicted_before > 0) out += " (" + Num(r.predicted_after / r.predicted_before) + "x)";
+  }
+  out += "\n";
+  out += "budget: parallel stages hold " + std::to_string(r.parallel_cores) + " of " + std::to_string(r.plan.cores) +
+         " cores";
+  if (r.io_readers > 0) out += " (+" + std::to_string(r.io_readers) + " I/O reader threads)";
+  out += "; memory held about " + units::FormatBytes(r.memory_bytes) + "\n";
+  out += "plan (GLPK):\n" + PlanText(r.plan);
+  if (r.changes.empty()) {
+    out += "changes: none (the pipeline is already as the plan wants it)\n";
+  } else {
+    out += "changes:\n";
+    size_t w_node = 4, w_what = 6;
+    for (const auto& c : r.changes) {
+      w_node = std::max(w_node, c.node.size());
+      w_what = std::max(w_what, c.what.size());
+    }
+    for (const auto& c : r.changes) {
+      char head[256];
+      std::snprintf(head, sizeof(head), "  %-*s  %-*s  ", static_cast<int>(w_node), c.node.c_str(),
+                    static_cast<int>(w_what), c.what.c_str());
+      out += head + (c.before.empty() ? "added: " + c.after : c.before + " -> " + c.after) + "\n";
+      out += std::string(w_node + w_what + 6, ' ') + "why: " + c.why + "\n";
+    }
+  }
+  if (!output.empty()) out += "wrote " + output + "\n";
+  return out;
+}
+
+}  // namespace plumber::rewrite

@@ -1,0 +1,23 @@
+// Text and JSON for plans and rewrites: what `plumber analyze` adds as its
+// plan section, and what `plumber rewrite` prints about its changes.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/rewriter.h"
+
+namespace plumber::rewrite {
+
+// {"throughput", "throughput_without_cache", "binding_without_cache",
+//  "cache": {"node", "bytes", "budget_bytes"} or null, "read_parallelism",
+//  "cores": {node: theta, ...}}
+nlohmann::ordered_json PlanJson(const Plan& plan);
+// Indented lines for a text report, ending in a newline.
+std::string PlanText(const Plan& plan);
+
+std::string RewriteJson(const RewriteResult& result, const std::string& trace, const std::string& output);
+std::string RewriteText(const RewriteResult& result, const std::string& trace, const std::string& output);
+
+}  // namespace plumber::rewrite

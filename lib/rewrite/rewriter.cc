@@ -1,0 +1,296 @@
+// Applies a plan to the traced program: parallelism, cache, readers,
+// prefetch; then checks the result is a valid pipeline.
+#include "rewrite/rewriter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "base/units.h"
+#include "traceio/op_registry.h"
+#include "traceio/pipeline_io.h"
+
+namespace plumber::rewrite {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+// A parallelism parameter of the program and the stages whose work runs on
+// its threads: the node itself and, for an interleave, its function's nodes.
+struct Knob {
+  int node = -1;
+  std::string name;
+  std::string op;
+  int current = 1;
+  double cost = 0;    // CPU seconds per minibatch of its active members
+  double cores = 0;   // plan's cores for its members
+  bool active = false;
+  int parallelism = 1;
+  std::string why;
+
+  // Minibatches/s its threads can sustain with p threads.
+  double Capacity(int p) const { return (!active || cost <= 0) ? kInf : p / cost; }
+};
+
+int ParallelismOf(const schema::Node& node) { return NodeParallelism(node); }
+
+void SetParallelism(schema::Node* node, int p) {
+  if (node->op() == "map") node->mutable_map()->set_parallelism(p);
+  else if (node->op() == "batch") node->mutable_batch()->set_parallelism(p);
+  else if (node->op() == "interleave") node->mutable_interleave()->set_parallelism(p);
+}
+
+std::string UniqueName(const schema::Pipeline& p, const std::string& base) {
+  std::set<std::string> names;
+  for (const auto& n : p.nodes()) names.insert(n.name());
+  std::string name = base;
+  for (int i = 2; names.count(name); ++i) name = base + "_" + std::to_string(i);
+  return name;
+}
+
+// Puts a new node `added` (already holding `target` as its only input)
+// between `target` and everything that consumed it.
+void InsertAbove(schema::Pipeline* p, const std::string& target, schema::Node added) {
+  for (auto& node : *p->mutable_nodes()) {
+    for (auto& in : *node.mutable_inputs()) {
+      if (in == target) in = added.name();
+    }
+    if (node.op() == "interleave" && node.interleave().function() == target) {
+      node.mutable_interleave()->set_function(added.name());
+    }
+  }
+  if (p->output() == target) p->set_output(added.name());
+  *p->add_nodes() = std::move(added);
+}
+
+// Gives each knob whole threads: round the plan's cores up, shrink where
+// that overshoots the budget, then hand spare cores out (first a second
+// thread to every working single-threaded stage, the paper's hedge against
+// under-allocating cheap stages; then to the stage that can sustain least).
+void AssignParallelism(std::vector<Knob>& knobs, int budget) {
+  for (auto& k : knobs) {
+    if (k.active && k.cost > 0) {
+      k.parallelism = std::max(1, static_cast<int>(std::ceil(k.cores - 1e-6)));
+      k.why = "the plan gives it " + Fmt("%.3g", k.cores) + " core(s)";
+    } else {
+      k.parallelism = std::max(1, k.current);
+      k.why = k.active ? "no measurable CPU cost: left as configured"
+                       : "under the cache: works only in the first epoch, left as configured";
+    }
+  }
+  auto total = [&] {
+    int t = 0;
+    for (const auto& k : knobs) t += k.parallelism;
+    return t;
+  };
+  while (total() > budget) {
+    Knob* victim = nullptr;
+    for (auto& k : knobs) {
+      if (k.parallelism > 1 && (!victim || k.Capacity(k.parallelism - 1) > victim->Capacity(victim->parallelism - 1))) {
+        victim = &k;
+      }
+    }
+    if (victim == nullptr) break;  // every knob at 1 thread: cannot go lower
+    --victim->parallelism;
+    if (victim->why.find("trimmed") == std::string::npos) victim->why += "; trimmed to fit the core budget";
+  }
+  int spare = budget - total();
+  std::vector<Knob*> working;
+  for (auto& k : knobs) {
+    if (k.active && k.cost > 0) working.push_back(&k);
+  }
+  std::sort(working.begin(), working.end(), [](const Knob* a, const Knob* b) { return a->cost < b->cost; });
+  for (Knob* k : working) {
+    if (spare > 0 && k->parallelism == 1) {
+      ++k->parallelism;
+      --spare;
+      k->why += "; a spare core as a hedge";
+    }
+  }
+  while (spare > 0 && !working.empty()) {
+    Knob* slowest = *std::min_element(working.begin(), working.end(), [](const Knob* a, const Knob* b) {
+      return a->Capacity(a->parallelism) < b->Capacity(b->parallelism);
+    });
+    ++slowest->parallelism;
+    --spare;
+    if (slowest->why.find("spare cores") == std::string::npos) slowest->why += "; spare cores go to the slowest stage";
+  }
+}
+
+}  // namespace
+
+StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysis::Report& report,
+                                const RewriteOptions& options) {
+  const schema::Pipeline& program = header.program();
+  RewriteResult result;
+  PLUMBER_ASSIGN_OR_RETURN(result.plan, MakePlan(header, report, options.plan));
+  const Plan& plan = result.plan;
+  result.pipeline = program;
+  schema::Pipeline& out = result.pipeline;
+
+  // ---- Predicted throughput as traced -----------------------------------
+  {
+    double x = kInf, sum_c = 0;
+    for (const auto& m : report.nodes) {
+      if (!m.steady_state_cost) continue;
+      sum_c += m.cpu_seconds_per_minibatch;
+      if (m.scaled_rate) x = std::min(x, *m.scaled_rate);
+    }
+    if (sum_c > 0) x = std::min(x, report.cores / sum_c);
+    if (report.disk_bound) x = std::min(x, *report.disk_bound);
+    result.predicted_before = std::isfinite(x) ? x : plan.throughput;
+  }
+
+  // ---- Parallelism ---------------------------------------------------------
+  std::vector<Knob> knobs;
+  std::unordered_map<std::string, int> knob_of;
+  for (int i = 0; i < out.nodes_size(); ++i) {
+    const schema::Node& node = out.nodes(i);
+    const OpDef* def = FindOp(node.op());
+    if (def == nullptr || !def->parallelizable) continue;
+    Knob k;
+    k.node = i;
+    k.name = node.name();
+    k.op = node.op();
+    k.current = ParallelismOf(node);
+    knob_of[k.name] = static_cast<int>(knobs.size());
+    knobs.push_back(k);
+  }
+  for (const auto& stage : plan.stages) {
+    auto it = knob_of.find(stage.interleave.empty() ? stage.name : stage.interleave);
+    if (it == knob_of.end()) continue;  // a sequential stage: one core, nothing to set
+    Knob& k = knobs[it->second];
+    if (!stage.active) continue;
+    k.active = true;
+    k.cost += stage.cpu_seconds_per_minibatch;
+    k.cores += stage.cores;
+  }
+  AssignParallelism(knobs, report.cores);
+
+  for (const auto& k : knobs) {
+    schema::Node* node = out.mutable_nodes(k.node);
+    int p = k.parallelism;
+    std::string why = k.why;
+    if (k.op == "interleave") {
+      // Latency-bound storage wants more files in flight than CPU needs
+      // threads: the extra readers wait on I/O, so they sit outside the
+      // core budget, and the report says so.
+      if (plan.read_parallelism && *plan.read_parallelism > p) {
+        result.io_readers += *plan.read_parallelism - p;
+        why += "; " + std::to_string(*plan.read_parallelism - p) +
+               " more reader(s) for the bandwidth curve (I/O threads, outside the core budget)";
+        p = *plan.read_parallelism;
+      }
+      const int cycle = node->interleave().has_cycle_length() ? node->interleave().cycle_length() : 1;
+      if (p > cycle) {
+        node->mutable_interleave()->set_cycle_length(p);
+        result.changes.push_back({k.name, "cycle_length", std::to_string(cycle), std::to_string(p),
+                                  "room for " + std::to_string(p) + " files read at once"});
+      }
+    }
+    result.parallel_cores += k.parallelism;
+    if (p != k.current) {
+      result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
+      SetParallelism(node, p);
+    }
+  }
+
+  // ---- Cache -----------------------------------------------------------
+  result.memory_bytes = static_cast<double>(report.buffered_bytes);
+  if (!plan.cache_node.empty()) {
+    bool already = false;
+    for (const auto& node : out.nodes()) {
+      if (node.op() == "cache" && (node.name() == plan.cache_node ||
+                                   (node.inputs_size() == 1 && node.inputs(0) == plan.cache_node))) {
+        already = true;
+      }
+    }
+    if (!already) {
+      schema::Node cache;
+      cache.set_name(UniqueName(out, plan.cache_node + "_cache"));
+      cache.set_op("cache");
+      cache.add_inputs(plan.cache_node);
+      cache.mutable_cache();  // in memory
+      int removed = 0;
+      for (const auto& s : plan.stages) removed += s.active ? 0 : 1;
+      result.changes.push_back(
+          {cache.name(), "cache", "", "in memory after " + plan.cache_node,
+           "the output of " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) + ") fits the budget of " +
+               units::FormatBytes(plan.cache_budget_bytes) + "; the " + std::to_string(removed) +
+               " node(s) below it do no work after the first epoch"});
+      InsertAbove(&out, plan.cache_node, std::move(cache));
+    }
+    result.memory_bytes += plan.cache_bytes;
+  }
+
+  // ---- Prefetch at the output --------------------------------------------
+  if (options.allow_prefetch) {
+    const std::string root = OutputNodeName(out);
+    const analysis::NodeModel* root_model = report.Find(root);
+    const double idle = report.consumer_wait_fraction.value_or(0.0);
+    // Proportional to the idleness, as the paper does: double buffering when
+    // the consumer never waited, up to 16 batches when it waited always.
+    int buffer = std::clamp(static_cast<int>(std::ceil(2 + 14 * idle)), 2, 16);
+    const double element_bytes = root_model && root_model->bytes_per_element ? *root_model->bytes_per_element : 0.0;
+    // Never let the buffer push the pipeline past the memory it may use.
+    while (buffer > 1 && result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) --buffer;
+    schema::Node* existing = nullptr;
+    for (auto& node : *out.mutable_nodes()) {
+      if (node.name() == root && node.op() == "prefetch") existing = &node;
+    }
+    const std::string why = "the consumer waited " + Fmt("%.0f", 100 * idle) + "% of the window; " +
+                            std::to_string(buffer) + " batches of " + units::FormatBytes(element_bytes) +
+                            " keep it fed";
+    if (existing != nullptr) {
+      if (existing->prefetch().buffer_size() < buffer) {
+        result.changes.push_back({root, "buffer_size", std::to_string(existing->prefetch().buffer_size()),
+                                  std::to_string(buffer), why});
+        existing->mutable_prefetch()->set_buffer_size(buffer);
+      }
+      result.memory_bytes += std::max<int64_t>(buffer, existing->prefetch().buffer_size()) * element_bytes;
+    } else if (root_model != nullptr) {
+      schema::Node prefetch;
+      prefetch.set_name(UniqueName(out, root + "_prefetch"));
+      prefetch.set_op("prefetch");
+      prefetch.add_inputs(root);
+      prefetch.mutable_prefetch()->set_buffer_size(buffer);
+      result.changes.push_back({prefetch.name(), "prefetch", "", "buffer_size " + std::to_string(buffer), why});
+      InsertAbove(&out, root, std::move(prefetch));
+      result.memory_bytes += buffer * element_bytes;
+    }
+  }
+
+  // ---- Predicted throughput after -------------------------------------------
+  {
+    double x = plan.throughput;  // includes the storage and the MILP's ceiling
+    double sum_c = 0;
+    for (const auto& s : plan.stages) {
+      if (!s.active) continue;
+      sum_c += s.cpu_seconds_per_minibatch;
+      if (s.cpu_seconds_per_minibatch > 0 && knob_of.count(s.interleave.empty() ? s.name : s.interleave) == 0) {
+        x = std::min(x, 1.0 / s.cpu_seconds_per_minibatch);  // sequential: one core
+      }
+    }
+    for (const auto& k : knobs) x = std::min(x, k.Capacity(k.parallelism));
+    if (sum_c > 0) x = std::min(x, report.cores / sum_c);
+    result.predicted_after = x;
+  }
+
+  auto problems = ValidatePipeline(out);
+  if (!problems.empty()) {
+    return Status::Internal("the rewritten pipeline is invalid: " + problems.front().ToString());
+  }
+  return result;
+}
+
+}  // namespace plumber::rewrite

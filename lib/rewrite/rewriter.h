@@ -1,0 +1,55 @@
+// The rewrite: apply a plan to the traced program and say why each change
+// was made. Integer parallelism per stage from the plan's cores (rounded
+// up, at least 1, never more than the core budget in total, spare cores to
+// the parallel stages), the cache at the chosen node, the interleave widened
+// to the read parallelism the bandwidth curve asks for, and a prefetch at
+// the output sized from how long the consumer waited. The output is a valid
+// pipeline with the same node names; new nodes are named after the node
+// they serve ("decode_cache", "batch_prefetch"). The whole dataset is kept:
+// nothing is truncated to make a cache fit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+#include "base/status.h"
+#include "pipeline.pb.h"
+#include "rewrite/planner.h"
+
+namespace plumber::rewrite {
+
+struct Change {
+  std::string node;    // node changed or added
+  std::string what;    // "parallelism", "cache", "cycle_length", "prefetch", ...
+  std::string before;  // "" for an added node
+  std::string after;
+  std::string why;
+};
+
+struct RewriteOptions {
+  PlanOptions plan;
+  bool allow_prefetch = true;
+};
+
+struct RewriteResult {
+  schema::Pipeline pipeline;
+  Plan plan;
+  std::vector<Change> changes;
+  // Throughput the model predicts for the traced configuration, and for the
+  // rewritten one (integer parallelism, the cache, the storage limits).
+  double predicted_before = 0;
+  double predicted_after = 0;
+  // Cores held by parallel stages (the budget), and I/O-only readers added
+  // beyond them for latency-bound storage.
+  int parallel_cores = 0;
+  int io_readers = 0;
+  // Bytes the rewritten pipeline is expected to hold in memory: the cache
+  // plus the buffers already measured plus the added prefetch.
+  double memory_bytes = 0;
+};
+
+StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysis::Report& report,
+                                const RewriteOptions& options = {});
+
+}  // namespace plumber::rewrite

@@ -1,0 +1,263 @@
+// The rewrite: plans agree with the analysis' closed forms, integer
+// parallelism respects the core budget, caches respect the memory that is
+// really free, every stage the plan gives cores to gets them, and nothing
+// is truncated.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "rewrite/rewriter.h"
+#include "trace_builder.h"
+#include "traceio/op_registry.h"
+#include "traceio/pipeline_io.h"
+
+using namespace plumber;
+using namespace plumber::rewrite;
+using analysis::testing::Counters;
+using analysis::testing::TraceBuilder;
+
+namespace {
+
+// range -> map(cpu_burn) -> [repeat] -> batch(32); CPU per element as given.
+std::string CpuPipeline(bool repeat, int map_parallelism = 1) {
+  std::string json = R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 3200}},
+    {"name": "burn", "op": "map", "inputs": ["src"], "map": {"parallelism": )" +
+                     std::to_string(map_parallelism) + R"(, "udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},)";
+  if (repeat) json += R"({"name": "again", "op": "repeat", "inputs": ["burn"]},)";
+  json += R"({"name": "batch", "op": "batch", "inputs": [")" + std::string(repeat ? "again" : "burn") +
+          R"("], "batch": {"batch_size": 32}}]})";
+  return json;
+}
+
+// 10 s window: 100 batches, 3200 elements; burn costs 1 ms each.
+TraceBuilder CpuTrace(bool repeat, int cores, int64_t available_memory = int64_t{32} << 30) {
+  TraceBuilder b(CpuPipeline(repeat), cores);
+  b.header().mutable_machine()->set_available_memory_bytes(available_memory);
+  auto& s0 = b.Snapshot(0);
+  (void)s0;
+  auto& s1 = b.Snapshot(10);
+  TraceBuilder::Node(s1, "src", {3200, 3200 * 8, 100'000'000, 0, 0});
+  TraceBuilder::Node(s1, "burn", {3200, 3200 * 8, 3'200'000'000, 0, 3200});
+  if (repeat) TraceBuilder::Node(s1, "again", {3200, 3200 * 8, 0, 0, 3200});
+  TraceBuilder::Node(s1, "batch", {100, 100 * 256, 100'000'000, 0, 3200});
+  return b;
+}
+
+int ParallelismSum(const schema::Pipeline& p) {
+  int total = 0;
+  for (const auto& n : p.nodes()) {
+    const OpDef* def = FindOp(n.op());
+    if (def && def->parallelizable) total += NodeParallelism(n);
+  }
+  return total;
+}
+
+StatusOr<RewriteResult> RewriteOf(TraceBuilder& b, analysis::AnalysisOptions opt = {}) {
+  auto report = b.Analyze(opt);
+  if (!report.ok()) return report.status();
+  return Rewrite(b.header(), *report);
+}
+
+}  // namespace
+
+TEST_CASE("the plan without cache equals the analysis' closed form", "[rewrite]") {
+  for (int cores : {1, 2, 4, 8, 64}) {
+    TraceBuilder b = CpuTrace(false, cores);
+    auto report = b.Analyze();
+    REQUIRE(report.ok());
+    auto plan = MakePlan(b.header(), *report);
+    REQUIRE(plan.ok());
+    INFO("cores " << cores);
+    // c = 0.032 (burn) + 0.001 (batch) + 0.001 (src, sequential: 1000/s max).
+    const double expected = std::min(cores / 0.034, 1 / 0.001);
+    CHECK(plan->throughput_without_cache == Approx(expected));
+    CHECK(plan->throughput_without_cache == Approx(*report->cpu_bound));
+  }
+}
+
+TEST_CASE("rounded parallelism never exceeds the core budget", "[rewrite][budget]") {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int maps = 1 + static_cast<int>(rng() % 5);
+    std::string json = R"({"nodes": [{"name": "src", "op": "range", "range": {"stop": 1000}})";
+    std::string prev = "src";
+    for (int m = 0; m < maps; ++m) {
+      const std::string name = "m" + std::to_string(m);
+      json += R"(, {"name": ")" + name + R"(", "op": "map", "inputs": [")" + prev +
+              R"("], "map": {"udf": [{"op": "add"}]}})";
+      prev = name;
+    }
+    json += R"(, {"name": "batch", "op": "batch", "inputs": [")" + prev + R"("], "batch": {"batch_size": 10}}]})";
+    const int cores = 1 + static_cast<int>(rng() % 16);
+    TraceBuilder b(json, cores);
+    b.Snapshot(0);
+    auto& s = b.Snapshot(5);
+    TraceBuilder::Node(s, "src", {1000, 8000, 1'000'000, 0, 0});
+    for (int m = 0; m < maps; ++m) {
+      const int64_t cpu = static_cast<int64_t>(1e8 * (0.1 + (rng() % 100) / 10.0));
+      TraceBuilder::Node(s, "m" + std::to_string(m), {1000, 8000, cpu, 0, 1000});
+    }
+    TraceBuilder::Node(s, "batch", {100, 8000, 10'000'000, 0, 1000});
+    auto r = RewriteOf(b);
+    INFO("trial " << trial << " cores " << cores << " maps " << maps);
+    REQUIRE(r.ok());
+    const int knobs = maps + 1;  // every map and the batch hold one thread at least
+    CHECK(ParallelismSum(r->pipeline) <= std::max(cores, knobs));
+    CHECK(r->parallel_cores == ParallelismSum(r->pipeline));
+    CHECK(r->predicted_after <= r->plan.throughput_without_cache * (1 + 1e-8));
+    CHECK(r->predicted_after >= r->predicted_before * (1 - 1e-8));  // plans keep 9 digits
+    CHECK(ValidatePipeline(r->pipeline).empty());
+  }
+}
+
+TEST_CASE("every stage the plan gives more than a core receives it", "[rewrite]") {
+  // Batch is parallelizable too: the original only rewrote a short list of ops.
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 6400}},
+    {"name": "burn", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 100}}]}},
+    {"name": "batch", "op": "batch", "inputs": ["burn"], "batch": {"batch_size": 64}}]})",
+                 16);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  TraceBuilder::Node(s, "src", {6400, 51200, 10'000'000, 0, 0});
+  TraceBuilder::Node(s, "burn", {6400, 51200, 3'000'000'000, 0, 6400});
+  TraceBuilder::Node(s, "batch", {100, 51200, 3'000'000'000, 0, 6400});
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  for (const auto& stage : r->plan.stages) {
+    if (stage.cores <= 1 + 1e-6) continue;
+    INFO(stage.name << " plan cores " << stage.cores);
+    const schema::Node* node = nullptr;
+    for (const auto& n : r->pipeline.nodes()) {
+      if (n.name() == stage.name) node = &n;
+    }
+    REQUIRE(node != nullptr);
+    CHECK(NodeParallelism(*node) >= 2);
+  }
+  const auto* batch = r->plan.Find("batch");
+  REQUIRE(batch != nullptr);
+  CHECK(batch->cores > 1);
+}
+
+TEST_CASE("a sequential stage is never given more than one core", "[rewrite]") {
+  TraceBuilder b = CpuTrace(false, 64);
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  const auto* src = r->plan.Find("src");
+  REQUIRE(src != nullptr);
+  CHECK(src->max_cores == 1);
+  CHECK(src->cores <= 1 + 1e-9);
+  CHECK(r->plan.binding_without_cache == "stage:src");
+}
+
+TEST_CASE("a zero-CPU node does not zero the plan", "[rewrite]") {
+  TraceBuilder b = CpuTrace(true, 8);  // 'again' (repeat) has no CPU at all
+  auto report = b.Analyze();
+  REQUIRE(report.ok());
+  auto plan = MakePlan(b.header(), *report);
+  REQUIRE(plan.ok());
+  CHECK(plan->throughput_without_cache == Approx(8 / 0.034));
+}
+
+TEST_CASE("no cache when the data is read once", "[rewrite][cache]") {
+  TraceBuilder b = CpuTrace(false, 8);
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_node.empty());
+  CHECK_THAT(r->plan.cache_note, Catch::Contains("read once"));
+  for (const auto& n : r->pipeline.nodes()) CHECK(n.op() != "cache");
+}
+
+TEST_CASE("under a repeat the whole dataset is cached, never truncated", "[rewrite][cache]") {
+  TraceBuilder b = CpuTrace(true, 8);
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  // burn's output (3200 x 8 B) is deterministic and under the repeat.
+  CHECK(r->plan.cache_node == "burn");
+  const schema::Node* cache = nullptr;
+  for (const auto& n : r->pipeline.nodes()) {
+    CHECK(n.op() != "take");  // the original cached only the first 500 elements
+    if (n.op() == "cache") cache = &n;
+  }
+  REQUIRE(cache != nullptr);
+  CHECK(cache->name() == "burn_cache");
+  CHECK(cache->inputs(0) == "burn");
+  CHECK(cache->cache().filename().empty());
+  for (const auto& n : r->pipeline.nodes()) {
+    if (n.name() == "again") CHECK(n.inputs(0) == "burn_cache");
+  }
+  CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 2);  // cache + prefetch
+  CHECK(ValidatePipeline(r->pipeline).empty());
+}
+
+TEST_CASE("the cache budget is available memory minus buffers, not total", "[rewrite][cache]") {
+  // 64 GB total but 1 GB available with 600 MB held in buffers: the budget is
+  // (1 GB - 600 MB) x 0.9 = 360 MB. burn's output is 25.6 kB x 10^4 here.
+  auto with = [](int64_t available, int64_t buffered) {
+    TraceBuilder b = CpuTrace(true, 8, available);
+    auto& s = *b.trace().mutable_snapshots(1);
+    for (auto& n : *s.mutable_nodes()) {
+      if (n.name() == "burn") n.set_bytes_produced(int64_t{3200} * 125'000);  // 125 kB per element: 400 MB
+      if (n.name() == "batch") n.set_peak_buffered_bytes(buffered);
+    }
+    return b;
+  };
+  TraceBuilder tight = with(1'000'000'000, 600'000'000);
+  auto r = RewriteOf(tight);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_budget_bytes == Approx(0.9 * 400e6));
+  CHECK(r->plan.cache_node != "burn");  // 400 MB does not fit 360 MB
+  CHECK(r->memory_bytes <= 1e9);
+
+  TraceBuilder roomy = with(2'000'000'000, 600'000'000);
+  r = RewriteOf(roomy);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_node == "burn");
+  CHECK(r->memory_bytes <= 2e9);
+}
+
+TEST_CASE("a bandwidth curve widens the interleave", "[rewrite][storage]") {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b", "c", "d"]}},
+    {"name": "read", "op": "tfrecord"},
+    {"name": "shards", "op": "interleave", "inputs": ["files"], "interleave": {"function": "read", "cycle_length": 2}},
+    {"name": "batch", "op": "batch", "inputs": ["shards"], "batch": {"batch_size": 10}}]})",
+                 8);
+  // bandwidth(p) = min(10 MB/s x p, 80 MB/s): latency-bound storage.
+  auto* curve = b.header().mutable_machine()->mutable_bandwidth_curve();
+  auto* p1 = curve->add_pieces();
+  p1->set_slope(10e6);
+  p1->set_intercept(0);
+  auto* p2 = curve->add_pieces();
+  p2->set_slope(0);
+  p2->set_intercept(80e6);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  TraceBuilder::Node(s, "files", {4, 40, 0, 0, 0});
+  TraceBuilder::Node(s, "read", {1000, 10'000'000, 100'000'000, 10'000'000, 0});
+  TraceBuilder::Node(s, "shards", {1000, 10'000'000, 10'000'000, 0, 1000});
+  TraceBuilder::Node(s, "batch", {100, 10'000'000, 10'000'000, 0, 1000});
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  // 100 kB per minibatch; 80 MB/s -> 800/s needs 8 readers.
+  REQUIRE(r->plan.read_parallelism.has_value());
+  CHECK(*r->plan.read_parallelism == 8);
+  const schema::Node* shards = nullptr;
+  for (const auto& n : r->pipeline.nodes()) {
+    if (n.name() == "shards") shards = &n;
+  }
+  REQUIRE(shards != nullptr);
+  CHECK(shards->interleave().parallelism() >= 8);
+  CHECK(shards->interleave().cycle_length() >= shards->interleave().parallelism());
+}
+
+TEST_CASE("degenerate inputs give clear messages", "[rewrite]") {
+  TraceBuilder b = CpuTrace(false, 8);
+  auto report = b.Analyze();
+  REQUIRE(report.ok());
+  report->cores = 0;
+  auto plan = MakePlan(b.header(), *report);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.status().message(), Catch::Contains("no cores"));
+}
