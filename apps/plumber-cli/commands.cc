@@ -7,6 +7,8 @@
 namespace plumber::cli {
 
 Handler SetupConvert(CLI::App& app);
+Handler SetupGen(CLI::App& app);
+Handler SetupRun(CLI::App& app);
 Handler SetupValidate(CLI::App& app);
 Handler SetupVersion(CLI::App& app);
 
@@ -14,6 +16,8 @@ namespace {
 
 constexpr std::array kCommands = {
     Command{"convert", "Convert a pipeline or trace between JSON and binary", &SetupConvert},
+    Command{"gen", "Write test data (TFRecord images or text) for pipelines", &SetupGen},
+    Command{"run", "Run a pipeline as a training loop would and trace it", &SetupRun},
     Command{"validate", "Check a pipeline or trace file and summarise it", &SetupValidate},
     Command{"version", "Print the version of plumber", &SetupVersion},
 };
