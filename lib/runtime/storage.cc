@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace plumber::runtime {
@@ -14,9 +15,16 @@ StatusOr<std::unique_ptr<StorageFile>> Storage::Open(const std::string& path, No
   return std::unique_ptr<StorageFile>(new StorageFile(this, std::move(file), size, node));
 }
 
-void Storage::Throttle(size_t bytes) {
-  int64_t wake = 0;
-  if (options_.read_bandwidth > 0) {
+void Storage::Latency() {
+  if (options_.read_latency_ns <= 0) return;
+  BlockedScope blocked;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(options_.read_latency_ns));
+}
+
+void Storage::Bandwidth(size_t bytes) {
+  if (options_.read_bandwidth <= 0 || bytes == 0) return;
+  int64_t wake;
+  {
     std::lock_guard<std::mutex> lock(bucket_mu_);
     const int64_t now = MonoNanos();
     // An idle bucket does not save up credit: a burst after a pause is
@@ -25,35 +33,54 @@ void Storage::Throttle(size_t bytes) {
     next_free_ns_ += static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / options_.read_bandwidth);
     wake = next_free_ns_;
   }
-  const int64_t latency = options_.read_latency_ns;
-  if (wake == 0 && latency == 0) return;
-  BlockedScope blocked;
-  if (latency > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(latency));
   const int64_t left = wake - MonoNanos();
-  if (left > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(left));
+  if (left <= 0) return;
+  BlockedScope blocked;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(left));
+}
+
+Status StorageFile::Fetch() {
+  const size_t want = storage_->options_.request_bytes;
+  storage_->Latency();
+  buf_.resize(want);
+  std::string_view part;
+  PLUMBER_RETURN_IF_ERROR(file_->Read(want, &part, buf_.data()));
+  if (part.data() != buf_.data()) std::memmove(buf_.data(), part.data(), part.size());
+  buf_.resize(part.size());
+  buf_pos_ = 0;
+  if (part.size() < want) eof_ = true;
+  if (node_) NodeCounters::Add(node_->storage_bytes_read, static_cast<int64_t>(part.size()));
+  storage_->Bandwidth(part.size());
+  return Status::OK();
 }
 
 Status StorageFile::Read(size_t n, std::string_view* result, char* scratch) {
   size_t got = 0;
   while (got < n) {
-    const size_t want = std::min(n - got, storage_->options_.request_bytes);
-    storage_->Throttle(want);
-    std::string_view part;
-    Status s = file_->Read(want, &part, scratch + got);
+    if (buf_pos_ < buf_.size()) {
+      const size_t take = std::min(n - got, buf_.size() - buf_pos_);
+      std::memcpy(scratch + got, buf_.data() + buf_pos_, take);
+      buf_pos_ += take;
+      got += take;
+      continue;
+    }
+    if (eof_) break;
+    Status s = Fetch();
     if (!s.ok()) {
       *result = std::string_view(scratch, got);
       return s;
     }
-    if (part.data() != scratch + got && !part.empty()) std::copy(part.begin(), part.end(), scratch + got);
-    got += part.size();
-    if (node_) NodeCounters::Add(node_->storage_bytes_read, static_cast<int64_t>(part.size()));
-    if (part.size() < want) break;
   }
   *result = std::string_view(scratch, got);
   return Status::OK();
 }
 
-Status StorageFile::Skip(uint64_t n) { return file_->Skip(n); }
+Status StorageFile::Skip(uint64_t n) {
+  const size_t buffered = std::min<uint64_t>(n, buf_.size() - buf_pos_);
+  buf_pos_ += buffered;
+  if (n == buffered) return Status::OK();
+  return file_->Skip(n - buffered);
+}
 
 void StorageFile::MarkCompleted(int64_t records) {
   if (completed_) return;

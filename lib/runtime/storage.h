@@ -44,9 +44,10 @@ class Storage {
 
  private:
   friend class StorageFile;
-  // Blocks until `bytes` more may be read under the bandwidth limit, then
-  // waits out the request latency.
-  void Throttle(size_t bytes);
+  // Waits out the latency of one read request.
+  void Latency();
+  // Blocks until `bytes` just read fit under the bandwidth limit.
+  void Bandwidth(size_t bytes);
 
   Env* env_;
   StorageOptions options_;
@@ -54,7 +55,9 @@ class Storage {
   int64_t next_free_ns_ = 0;  // when the bucket next has room
 };
 
-// A file opened through Storage. Not thread-safe, like SequentialFile.
+// A file opened through Storage. Reads are served from a buffer filled by
+// requests of options().request_bytes, as a remote store or tf.data's
+// buffered reader would issue them. Not thread-safe, like SequentialFile.
 class StorageFile final : public SequentialFile {
  public:
   Status Read(size_t n, std::string_view* result, char* scratch) override;
@@ -74,11 +77,17 @@ class StorageFile final : public SequentialFile {
   StorageFile(Storage* storage, std::unique_ptr<SequentialFile> file, uint64_t size, NodeCounters* node)
       : storage_(storage), file_(std::move(file)), size_(size), node_(node) {}
 
+  // Issues one request into buf_.
+  Status Fetch();
+
   Storage* storage_;
   std::unique_ptr<SequentialFile> file_;
   uint64_t size_;
   NodeCounters* node_;
   bool completed_ = false;
+  std::string buf_;
+  size_t buf_pos_ = 0;
+  bool eof_ = false;
 };
 
 // Joins a relative path onto base_dir (which may be empty).
