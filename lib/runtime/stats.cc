@@ -97,14 +97,14 @@ constexpr size_t kMaxPending = 16;
 
 struct Pending {
   NodeCounters* node;
-  int64_t wall;
+  int64_t weight;
 };
 
 // Per-thread state. Nodes are charged at Settle; in between, only wall
-// time per node is collected.
+// time per node is collected (scaled for sampled calls, see stats.h).
 struct ThreadState {
   bool started = false;
-  NodeCounters* current = nullptr;
+  Frame current;
   int64_t last_mono = 0;
   int64_t cpu_base = 0;
   int64_t interval_wall = 0;
@@ -117,38 +117,42 @@ struct ThreadState {
     last_mono = MonoNanos();
   }
 
-  // Charges the wall time since the last switch to `current`.
-  void Accrue(int64_t now) {
-    const int64_t dt = now - last_mono;
-    last_mono = now;
-    interval_wall += dt;
+  void AddWeight(NodeCounters* node, int64_t w) {
     for (size_t i = 0; i < n_pending; ++i) {
-      if (pending[i].node == current) {
-        pending[i].wall += dt;
+      if (pending[i].node == node) {
+        pending[i].weight += w;
         return;
       }
     }
     if (n_pending == kMaxPending) Settle();
-    pending[n_pending++] = {current, dt};
+    pending[n_pending++] = {node, w};
   }
 
-  // Splits the CPU time since the last settlement among the nodes by wall
-  // time. Time spent with no current node (the consumer's own loop) takes
-  // its share too, which is then dropped.
+  // Charges the wall time since the last switch to the current frame.
+  void Accrue(int64_t now) {
+    const int64_t dt = std::max<int64_t>(0, now - last_mono);
+    last_mono = now;
+    interval_wall += dt;
+    AddWeight(current.node, dt * current.scale);
+    if (current.scale > 1) AddWeight(current.debit, -dt * (current.scale - 1));
+  }
+
+  // Splits the CPU time since the last settlement among the nodes by
+  // weight. Time spent with no current node (the consumer's own loop)
+  // takes its share too, which is then dropped. A weight debited below
+  // zero by sampling counts as zero.
   void Settle() {
     const int64_t now_cpu = ThreadCpuNanos();
     const int64_t cpu = now_cpu - cpu_base;
     cpu_base = now_cpu;
-    if (interval_wall > 0 && cpu > 0) {
-      if (n_pending == 1) {
-        if (pending[0].node) NodeCounters::Add(pending[0].node->active_cpu_ns, cpu);
-      } else {
-        const double per_wall = static_cast<double>(cpu) / static_cast<double>(interval_wall);
-        for (size_t i = 0; i < n_pending; ++i) {
-          if (pending[i].node) {
-            NodeCounters::Add(pending[i].node->active_cpu_ns,
-                              std::llround(per_wall * static_cast<double>(pending[i].wall)));
-          }
+    double total = 0;
+    for (size_t i = 0; i < n_pending; ++i) total += static_cast<double>(std::max<int64_t>(0, pending[i].weight));
+    if (total > 0 && cpu > 0) {
+      const double per_weight = static_cast<double>(cpu) / total;
+      for (size_t i = 0; i < n_pending; ++i) {
+        if (pending[i].node && pending[i].weight > 0) {
+          NodeCounters::Add(pending[i].node->active_cpu_ns,
+                            std::llround(per_weight * static_cast<double>(pending[i].weight)));
         }
       }
     }
@@ -161,13 +165,28 @@ thread_local ThreadState t_state;
 
 }  // namespace
 
-NodeCounters* SwitchTo(NodeCounters* node, int64_t now) {
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now) {
   ThreadState& s = t_state;
   if (!s.started) s.Start();
   s.Accrue(now);
-  NodeCounters* previous = s.current;
-  s.current = node;
+  Frame previous = s.current;
+  s.current = Frame{node, scale, previous.node};
   if (s.interval_wall >= kSettleEveryNs) s.Settle();
+  return previous;
+}
+
+void Restore(const Frame& frame, int64_t now) {
+  ThreadState& s = t_state;
+  s.Accrue(now);
+  s.current = frame;
+  if (s.interval_wall >= kSettleEveryNs) s.Settle();
+}
+
+NodeCounters* SwitchTo(NodeCounters* node, int64_t now) {
+  ThreadState& s = t_state;
+  if (!s.started) s.Start();
+  NodeCounters* previous = s.current.node;
+  Restore(Frame{node, 1, nullptr}, now);
   return previous;
 }
 

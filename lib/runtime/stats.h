@@ -99,6 +99,18 @@ namespace cpu {
 // for and returns the previous one. Used around a child's Next and by
 // worker threads when they start.
 NodeCounters* SwitchTo(NodeCounters* node, int64_t now = MonoNanos());
+
+// The thread's position: the node charged, how many calls its current
+// call stands for, and who is debited for the extrapolation.
+struct Frame {
+  NodeCounters* node = nullptr;
+  int64_t scale = 1;
+  NodeCounters* debit = nullptr;
+};
+// Enters `node` for a call standing for `scale` calls; the node running
+// now is debited. Returns the frame to restore with Restore.
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now);
+void Restore(const Frame& frame, int64_t now);
 // Charges everything pending on this thread; called when a thread ends
 // and before a snapshot of the calling thread matters.
 void Flush();

@@ -98,3 +98,37 @@ TEST_CASE("buffer capacity, peak fill and peak bytes are recorded", "[tracing]")
 
 }  // namespace
 }  // namespace plumber::runtime::testing
+
+namespace plumber::runtime::testing {
+namespace {
+
+TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[tracing]") {
+  Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":200000}})",
+                   R"({"name":"m","op":"map","map":{"udf":[{"op":"add"}]}})",
+                   R"({"name":"b","op":"batch","batch":{"batch_size":256}})"}));
+  const int64_t cpu0 = ThreadCpuNanos();
+  auto out = h.All();
+  const int64_t cpu = ThreadCpuNanos() - cpu0;
+  CHECK(out.size() == 782);
+  CHECK(h.Stats("src").elements_produced() == 200000);
+  CHECK(h.Stats("m").elements_produced() == 200000);
+  CHECK(h.Stats("b").elements_consumed() == 200000);
+  CHECK(h.Stats("b").elements_produced() == 782);
+  CHECK(h.Stats("m").bytes_produced() == 200000 * 8);
+  int64_t charged = 0;
+  for (const char* n : {"src", "m", "b"}) {
+    const auto s = h.Stats(n);
+    CHECK(s.active_cpu_ns() > 0);
+    CHECK(s.wall_ns() > 0);
+    charged += s.active_cpu_ns();
+  }
+  // Everything charged was really spent, and most of what was spent is
+  // charged (the rest is the test's own loop).
+  CHECK(charged <= cpu + cpu / 20);
+  CHECK(charged >= cpu / 2);
+  // Wall time inside Next includes the children's.
+  CHECK(h.Stats("b").wall_ns() >= h.Stats("m").wall_ns() / 2);
+}
+
+}  // namespace
+}  // namespace plumber::runtime::testing
