@@ -135,10 +135,19 @@ Handler SetupRun(CLI::App& app) {
   app.add_option("--read-latency", opt->read_latency, "Add this latency to every read request, e.g. 5ms");
   app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step");
   app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
-  return [opt, &app] {
-    opt->argv = {"plumber", "run"};
-    for (const auto& a : app.remaining()) opt->argv.push_back(a);
-    opt->argv.push_back(opt->pipeline);
+  return [opt] {
+    // The command line as typed, for the trace header.
+    if (auto cmdline = ReadFileToString(Env::Default(), "/proc/self/cmdline", 1 << 20); cmdline.ok()) {
+      std::string arg;
+      for (char c : *cmdline) {
+        if (c == '\0') {
+          opt->argv.push_back(arg);
+          arg.clear();
+        } else {
+          arg += c;
+        }
+      }
+    }
     return RunRun(*opt);
   };
 }
