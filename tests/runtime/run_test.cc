@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "harness.h"
+#include "runtime/datagen.h"
 #include "runtime/run.h"
+#include "traceio/op_registry.h"
 #include "traceio/trace_check.h"
 #include "traceio/trace_io.h"
 
@@ -238,6 +240,37 @@ TEST_CASE("plumber gen writes data that plumber run reads", "[run][binary]") {
     if (n.name() == "decode") CHECK(n.bytes_produced() == 6 * (48 * 40 * 3 + 8));
   }
   CHECK(Env::Default()->GetFileSize(dir.File("data/corpus-0.txt")).ok());
+}
+
+TEST_CASE("every shipped example runs on plumber gen data", "[run][examples]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("data"));
+  ImageGenOptions images;
+  images.files = 2;
+  images.records_per_file = 8;
+  images.width = images.height = 232;  // the image example crops 224x224
+  REQUIRE(GenerateImages(Env::Default(), dir.File("data"), images).ok());
+  TextGenOptions text;
+  text.lines_per_file = 300;
+  REQUIRE(GenerateText(Env::Default(), dir.File("data"), text).ok());
+  for (const char* name : {"image", "text", "cpu", "io", "skewed"}) {
+    INFO(name);
+    auto json = ReadFileToString(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/" + name + ".json");
+    REQUIRE(json.ok());
+    WriteText(dir.File(std::string(name) + ".json"), *json);
+    auto p = LoadPipeline(Env::Default(), dir.File(std::string(name) + ".json"));
+    REQUIRE(p.ok());
+    // Naive as shipped: nothing runs in parallel.
+    for (const auto& node : p->nodes()) CHECK(NodeParallelism(node) == 1);
+    RunConfig config;
+    config.batches = 2;
+    config.base_dir = dir.path();
+    auto r = RunPipeline(Env::Default(), *p, config);
+    REQUIRE(r.ok());
+    INFO(r->error.ToString());
+    CHECK(r->end_status == "ok");
+    CHECK(r->batches == 2);
+  }
 }
 
 }  // namespace
