@@ -191,7 +191,12 @@ TEST_CASE("SIGINT ends plumber run cleanly with a final snapshot", "[run][binary
   WriteText(dir.File("p.json"), kBurnJson);
   const std::string trace = dir.File("t.pb");
   pid_t pid = Spawn({"run", dir.File("p.json"), "--trace", trace}, dir.File("out"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // The trace file appears after the handlers are installed; a slow start
+  // on a loaded machine must not turn into death by SIGINT.
+  for (int i = 0; i < 500 && !Env::Default()->FileExists(trace); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill(pid, SIGINT);
   CHECK(Wait(pid) == 0);
   auto t = ReadTrace(Env::Default(), trace);
