@@ -22,14 +22,24 @@ class TracedIterator final : public Iterator {
         rng_(reinterpret_cast<uintptr_t>(this) | 1) {}
   ~TracedIterator() override { Publish(); }
 
+  // The unsampled path is kept small so that it stays cheap; everything
+  // else lives in Sampled.
   Status GetNext(Element* out, bool* end_of_sequence) override {
+    if (slow_ || --countdown_ <= 0) return Sampled(out, end_of_sequence);
     ++calls_;
-    if (!slow_ && --countdown_ > 0) {
-      Status s = inner_->GetNext(out, end_of_sequence);
-      Count(s, *out, *end_of_sequence);
-      return s;
-    }
-    const int64_t scale = slow_ ? 1 : calls_;
+    Status s = inner_->GetNext(out, end_of_sequence);
+    Count(s, *out, *end_of_sequence);
+    return s;
+  }
+  void Cancel() override { inner_->Cancel(); }
+  void Close() override {
+    inner_->Close();
+    Publish();
+  }
+
+ private:
+  [[gnu::noinline]] Status Sampled(Element* out, bool* end_of_sequence) {
+    const int64_t scale = slow_ ? 1 : calls_ + 1;
     calls_ = 0;
     countdown_ = NextInterval();
     const int64_t start = MonoNanos();
@@ -44,13 +54,7 @@ class TracedIterator final : public Iterator {
     Publish();
     return s;
   }
-  void Cancel() override { inner_->Cancel(); }
-  void Close() override {
-    inner_->Close();
-    Publish();
-  }
 
- private:
   static constexpr int64_t kSlowCallNs = 20'000;
 
   void Count(const Status& s, const Element& out, bool end) {
