@@ -8,9 +8,11 @@ namespace plumber::cli {
 
 Handler SetupAnalyze(CLI::App& app);
 Handler SetupConvert(CLI::App& app);
+Handler SetupGen(CLI::App& app);
 Handler SetupProvision(CLI::App& app);
 Handler SetupRank(CLI::App& app);
 Handler SetupRewrite(CLI::App& app);
+Handler SetupRun(CLI::App& app);
 Handler SetupValidate(CLI::App& app);
 Handler SetupVersion(CLI::App& app);
 
@@ -19,9 +21,11 @@ namespace {
 constexpr std::array kCommands = {
     Command{"analyze", "Model a trace: rates, bounds, bottleneck, sizes and findings", &SetupAnalyze},
     Command{"convert", "Convert a pipeline or trace between JSON and binary", &SetupConvert},
+    Command{"gen", "Write test data (TFRecord images or text) for pipelines", &SetupGen},
     Command{"provision", "Least-cost cores, memory and bandwidth that reach a target rate", &SetupProvision},
     Command{"rank", "Rank a trace's nodes by parallelism-scaled rate, slowest first", &SetupRank},
     Command{"rewrite", "Write the pipeline the optimizer plans: parallelism, cache, prefetch", &SetupRewrite},
+    Command{"run", "Run a pipeline as a training loop would and trace it", &SetupRun},
     Command{"validate", "Check a pipeline or trace file and summarise it", &SetupValidate},
     Command{"version", "Print the version of plumber", &SetupVersion},
 };

@@ -1,0 +1,155 @@
+// plumber run PIPELINE: executes a pipeline as a training loop would and
+// writes its trace. SIGINT/SIGTERM stop the run cleanly (final snapshot and
+// an "interrupted" end record). A live progress line is drawn only when
+// stderr is a terminal; the summary goes to stdout.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "base/env.h"
+#include "base/units.h"
+#include "command.h"
+#include "runtime/run.h"
+#include "traceio/pipeline_io.h"
+#include "version.h"
+
+namespace plumber::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+struct RunOptions {
+  std::string pipeline;
+  std::string trace;
+  std::string seconds;
+  int64_t batches = 0;
+  std::string warmup = "0";
+  std::string snapshot_every = "1s";
+  std::string read_bandwidth;
+  std::string read_latency;
+  std::string step_time;
+  bool no_trace = false;
+  std::vector<std::string> argv;
+};
+
+StatusOr<double> OptionalSeconds(const std::string& text, const char* flag) {
+  if (text.empty()) return 0.0;
+  auto v = units::ParseSeconds(text);
+  if (!v.ok()) return v.status().WithContext(flag);
+  if (*v < 0) return Status::InvalidArgument(std::string(flag) + ": must not be negative");
+  return *v;
+}
+
+int RunRun(const RunOptions& opt) {
+  Env* env = Env::Default();
+  runtime::RunConfig config;
+  auto seconds = OptionalSeconds(opt.seconds, "--seconds");
+  auto warmup = OptionalSeconds(opt.warmup, "--warmup");
+  auto every = OptionalSeconds(opt.snapshot_every, "--snapshot-every");
+  auto latency = OptionalSeconds(opt.read_latency, "--read-latency");
+  auto step = OptionalSeconds(opt.step_time, "--step-time");
+  for (const auto* s : {&seconds, &warmup, &every, &latency, &step}) {
+    if (!s->ok()) return ReportError(s->status());
+  }
+  if (*every <= 0) return ReportError(Status::InvalidArgument("--snapshot-every: must be > 0"));
+  if (!opt.seconds.empty() && opt.batches > 0) {
+    return ReportError(Status::InvalidArgument("give --seconds or --batches, not both"));
+  }
+  if (opt.batches < 0) return ReportError(Status::InvalidArgument("--batches: must be >= 0"));
+  if (opt.no_trace && !opt.trace.empty()) {
+    return ReportError(Status::InvalidArgument("--no-trace and --trace contradict each other"));
+  }
+  if (!opt.read_bandwidth.empty()) {
+    auto bw = units::ParseRate(opt.read_bandwidth);
+    if (!bw.ok()) return ReportError(bw.status().WithContext("--read-bandwidth"));
+    if (*bw <= 0) return ReportError(Status::InvalidArgument("--read-bandwidth: must be > 0"));
+    config.storage.read_bandwidth = *bw;
+  }
+  config.storage.read_latency_ns = static_cast<int64_t>(*latency * 1e9);
+  config.seconds = *seconds;
+  config.batches = opt.batches;
+  config.warmup_seconds = *warmup;
+  config.snapshot_every_seconds = *every;
+  config.step_time_seconds = *step;
+  config.trace_path = opt.trace;
+  config.tracing = !opt.no_trace;
+  config.argv = opt.argv;
+  config.tool_version = kPlumberVersion;
+  config.base_dir = std::filesystem::path(opt.pipeline).parent_path().string();
+  config.stop = &g_stop;
+
+  auto pipeline = LoadPipeline(env, opt.pipeline);
+  if (!pipeline.ok()) return ReportError(pipeline.status());
+
+  const bool live = isatty(STDERR_FILENO) == 1;
+  if (live) {
+    config.progress = [](const runtime::RunProgress& p) {
+      std::fprintf(stderr, "\r\033[K  %7.1f s  %10lld batches  %9.1f batches/s", p.elapsed_seconds,
+                   static_cast<long long>(p.batches), p.batches_per_second);
+      std::fflush(stderr);
+    };
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  auto result = runtime::RunPipeline(env, *pipeline, config);
+  if (live) std::fprintf(stderr, "\r\033[K");
+  if (!result.ok()) return ReportError(result.status());
+  const auto& r = *result;
+  std::cout << fmt::format("run: {} ({})\n", opt.pipeline, r.end_status);
+  std::cout << fmt::format("  batches     {}\n", r.batches);
+  std::cout << fmt::format("  elapsed     {}", units::FormatSeconds(r.seconds));
+  if (config.warmup_seconds > 0) std::cout << fmt::format(" (measured after {} warm-up)", units::FormatSeconds(config.warmup_seconds));
+  std::cout << "\n";
+  const double rate = r.measured_seconds > 0 ? static_cast<double>(r.measured_batches) / r.measured_seconds : 0;
+  std::cout << fmt::format("  throughput  {:.2f} batches/s\n", rate);
+  std::cout << fmt::format("  mean wait   {} per Next (longest {})\n", units::FormatSeconds(r.mean_wait_seconds),
+                           units::FormatSeconds(r.max_wait_seconds));
+  if (!opt.trace.empty()) std::cout << fmt::format("  trace       {} ({} snapshots)\n", opt.trace, r.snapshots);
+  if (r.end_status == "error") return ReportError(r.error);
+  return kExitOk;
+}
+
+}  // namespace
+
+Handler SetupRun(CLI::App& app) {
+  auto opt = std::make_shared<RunOptions>();
+  app.add_option("PIPELINE", opt->pipeline, "Pipeline definition (JSON or binary)")->required();
+  app.add_option("--trace", opt->trace, "Write the trace to this file");
+  app.add_option("--seconds", opt->seconds, "Stop after this long, e.g. 30s or 2m (default: end of data)");
+  app.add_option("--batches", opt->batches, "Stop after this many batches");
+  app.add_option("--warmup", opt->warmup, "Warm-up the analysis and the throughput skip (default 0)");
+  app.add_option("--snapshot-every", opt->snapshot_every, "Snapshot period (default 1s)");
+  app.add_option("--read-bandwidth", opt->read_bandwidth, "Throttle all file reads to this rate, e.g. 100MB/s");
+  app.add_option("--read-latency", opt->read_latency, "Add this latency to every read request, e.g. 5ms");
+  app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step");
+  app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
+  return [opt] {
+    // The command line as typed, for the trace header.
+    if (auto cmdline = ReadFileToString(Env::Default(), "/proc/self/cmdline", 1 << 20); cmdline.ok()) {
+      std::string arg;
+      for (char c : *cmdline) {
+        if (c == '\0') {
+          opt->argv.push_back(arg);
+          arg.clear();
+        } else {
+          arg += c;
+        }
+      }
+    }
+    return RunRun(*opt);
+  };
+}
+
+}  // namespace plumber::cli

@@ -1,0 +1,115 @@
+// Dataset::MakeIterator and the tracing wrapper every iterator gets when
+// tracing is on.
+#include "runtime/dataset.h"
+
+namespace plumber::runtime {
+namespace {
+
+// Charges the wrapped iterator's GetNext to its node: CPU and wall time
+// (its inputs' own wrappers take theirs back while they run), and the
+// element produced, which its consumer is charged with as consumed.
+//
+// Calls that take less than kSlowCallNs are timed only one in about 64
+// (at random, so that no periodic pattern of the pipeline aliases with
+// it), and element counts are published to the shared atomics at those
+// moments and at Close: the hot path of a tiny op then costs a counter
+// decrement and two additions. Counts are exact; times of fast nodes are
+// unbiased estimates (see stats.h).
+class TracedIterator final : public Iterator {
+ public:
+  TracedIterator(std::unique_ptr<Iterator> inner, NodeCounters* self, NodeCounters* parent)
+      : inner_(std::move(inner)), self_(self), parent_(parent),
+        rng_(reinterpret_cast<uintptr_t>(this) | 1) {}
+  ~TracedIterator() override { Publish(); }
+
+  // The unsampled path is kept small so that it stays cheap; everything
+  // else lives in Sampled.
+  Status GetNext(Element* out, bool* end_of_sequence) override {
+    if (slow_ || --countdown_ <= 0) return Sampled(out, end_of_sequence);
+    ++calls_;
+    Status s = inner_->GetNext(out, end_of_sequence);
+    Count(s, *out, *end_of_sequence);
+    return s;
+  }
+  void Cancel() override { inner_->Cancel(); }
+  void Close() override {
+    inner_->Close();
+    Publish();
+  }
+
+ private:
+  [[gnu::noinline]] Status Sampled(Element* out, bool* end_of_sequence) {
+    const int64_t scale = slow_ ? 1 : calls_ + 1;
+    calls_ = 0;
+    countdown_ = NextInterval();
+    const int64_t start = MonoNanos();
+    const cpu::Frame previous = cpu::Enter(self_, scale, start);
+    Status s = inner_->GetNext(out, end_of_sequence);
+    const int64_t end = MonoNanos();
+    cpu::Restore(previous, end);
+    const int64_t took = end - start;
+    slow_ = took > kSlowCallNs;
+    wall_ += took * scale;
+    Count(s, *out, *end_of_sequence);
+    Publish();
+    return s;
+  }
+
+  static constexpr int64_t kSlowCallNs = 20'000;
+
+  void Count(const Status& s, const Element& out, bool end) {
+    if (s.ok() && !end) {
+      ++produced_;
+      bytes_ += static_cast<int64_t>(ElementBytes(out));
+    }
+  }
+
+  // Moves the locally gathered counts to the node's shared counters.
+  void Publish() {
+    if (produced_ == 0 && wall_ == 0) return;
+    NodeCounters::Add(self_->elements_produced, produced_);
+    NodeCounters::Add(self_->bytes_produced, bytes_);
+    NodeCounters::Add(self_->wall_ns, wall_);
+    if (parent_) {
+      NodeCounters::Add(parent_->elements_consumed, produced_);
+      NodeCounters::Add(parent_->bytes_consumed, bytes_);
+    }
+    produced_ = bytes_ = wall_ = 0;
+  }
+
+  // Uniform in [32, 96]: one call in 64 on average.
+  int64_t NextInterval() {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    return 32 + static_cast<int64_t>(rng_ % 65);
+  }
+
+  std::unique_ptr<Iterator> inner_;
+  NodeCounters* self_;
+  NodeCounters* parent_;
+  uint64_t rng_;
+  bool slow_ = true;  // time the first calls until the node shows it is fast
+  int64_t countdown_ = 0;
+  int64_t calls_ = 0;
+  int64_t produced_ = 0;
+  int64_t bytes_ = 0;
+  int64_t wall_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Iterator>> Dataset::MakeIterator(const IterCtx& ctx) const {
+  auto it = MakeIteratorInternal(ctx);
+  if (!it.ok()) {
+    const std::string prefix = "node '" + name_ + "'";
+    // Errors from deeper nodes already name their node.
+    if (it.status().message().rfind("node '", 0) == 0) return it.status();
+    return it.status().WithContext(prefix);
+  }
+  NodeCounters::Add(counters_->instances, 1);
+  if (!ctx.run->tracing) return std::move(it).value();
+  return std::unique_ptr<Iterator>(new TracedIterator(std::move(it).value(), counters_, ctx.parent));
+}
+
+}  // namespace plumber::runtime

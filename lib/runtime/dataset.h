@@ -1,0 +1,105 @@
+// The iterator model, after tf.data and the paper: a Dataset is an
+// immutable description whose parameters were checked when it was built;
+// opening it (MakeIterator) yields an Iterator that holds the state of one
+// pass and produces elements with GetNext until the end of the sequence.
+// Each dataset describes itself (cardinality, randomness, parallelism,
+// buffer) so that traces can record it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/stats.h"
+#include "runtime/storage.h"
+#include "runtime/tensor.h"
+
+namespace plumber::runtime {
+
+// One pass over a dataset. Not copyable. GetNext is called by one thread
+// at a time; Cancel may be called from any thread at any time.
+class Iterator {
+ public:
+  Iterator() = default;
+  Iterator(const Iterator&) = delete;
+  Iterator& operator=(const Iterator&) = delete;
+  virtual ~Iterator() = default;
+
+  // Produces the next element into *out and sets *end_of_sequence false; or
+  // sets *end_of_sequence true when the sequence is over (and keeps doing so
+  // on later calls); or returns an error, after which the iterator may only
+  // be closed. After Cancel, returns Cancelled.
+  virtual Status GetNext(Element* out, bool* end_of_sequence) = 0;
+
+  // Asks this iterator and every iterator below it to stop: wakes waiting
+  // threads and makes blocked or later GetNext calls return Cancelled.
+  // Does not wait; safe to call concurrently with GetNext.
+  virtual void Cancel() = 0;
+
+  // Cancels, then waits for this iterator's worker threads and closes its
+  // inputs. Idempotent; destructors of iterators with threads call it.
+  // No GetNext may be running or follow.
+  virtual void Close() = 0;
+};
+
+// Shared by every iterator of one run.
+struct RunContext {
+  Storage* storage = nullptr;
+  // Wrap iterators to count elements, bytes, CPU and wall time. Off for
+  // overhead measurements: then nothing but storage is counted.
+  bool tracing = true;
+};
+
+// What an iterator is opened with.
+struct IterCtx {
+  RunContext* run = nullptr;
+  // Counters of the consumer, charged with the elements consumed; null for
+  // the output node.
+  NodeCounters* parent = nullptr;
+  // Inside an interleave function: the input element the instance was
+  // opened for (e.g. a file name). Null elsewhere.
+  const Element* arg = nullptr;
+};
+
+inline constexpr int64_t kInfiniteCardinality = -1;
+inline constexpr int64_t kUnknownCardinality = -2;
+
+class Dataset {
+ public:
+  Dataset(std::string name, NodeCounters* counters) : name_(std::move(name)), counters_(counters) {}
+  Dataset(const Dataset&) = delete;
+  Dataset& operator=(const Dataset&) = delete;
+  virtual ~Dataset() = default;
+
+  const std::string& name() const { return name_; }
+  NodeCounters* counters() const { return counters_; }
+
+  // Opens a pass over the dataset (the iterator model's Open): creates the
+  // iterator and opens its inputs. Errors name the node.
+  StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IterCtx& ctx) const;
+
+  // Elements in one pass: a count, kInfiniteCardinality or
+  // kUnknownCardinality.
+  virtual int64_t Cardinality() const = 0;
+  // Worker threads the dataset runs (1 for sequential datasets).
+  virtual int Parallelism() const { return 1; }
+  // Elements its buffer holds at most; 0 without a buffer.
+  virtual int64_t BufferCapacity() const { return 0; }
+
+ protected:
+  virtual StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const = 0;
+  // The context for opening an input of this dataset.
+  IterCtx ChildCtx(const IterCtx& ctx) const { return IterCtx{ctx.run, counters_, ctx.arg}; }
+  // Worker threads charge their CPU time here; null when tracing is off.
+  NodeCounters* WorkerCounters(const IterCtx& ctx) const { return ctx.run->tracing ? counters_ : nullptr; }
+
+ private:
+  std::string name_;
+  NodeCounters* counters_;
+};
+
+using DatasetPtr = std::shared_ptr<const Dataset>;
+
+}  // namespace plumber::runtime

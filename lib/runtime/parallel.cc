@@ -1,0 +1,467 @@
+// interleave and prefetch: the datasets that keep several inputs or a
+// buffer going at once.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "runtime/datasets.h"
+
+namespace plumber::runtime {
+namespace {
+
+// ---- interleave ---------------------------------------------------------------------
+
+class InterleaveDataset final : public Dataset {
+ public:
+  InterleaveDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input, DatasetPtr function)
+      : Dataset(node.name(), c),
+        input_(std::move(input)),
+        function_(std::move(function)),
+        cycle_(node.interleave().has_cycle_length() ? node.interleave().cycle_length() : 1),
+        block_(node.interleave().has_block_length() ? node.interleave().block_length() : 1),
+        parallelism_(node.interleave().has_parallelism() ? node.interleave().parallelism() : 1),
+        deterministic_(!node.interleave().has_deterministic() || node.interleave().deterministic()) {}
+
+  int64_t Cardinality() const override {
+    return input_->Cardinality() == 0 ? 0 : kUnknownCardinality;
+  }
+  int Parallelism() const override { return parallelism_; }
+  // Each open dataset may have a block and one more element buffered.
+  int64_t BufferCapacity() const override { return parallelism_ > 1 ? int64_t{cycle_} * PerSlot() : 0; }
+
+ protected:
+  StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override;
+
+ private:
+  int64_t PerSlot() const { return int64_t{block_} + 1; }
+  // Opens the function for one input element: its nodes are charged as
+  // children of this interleave.
+  StatusOr<std::unique_ptr<Iterator>> OpenFunction(const IterCtx& ctx, const Element& arg) const {
+    IterCtx fctx{ctx.run, counters(), &arg};
+    return function_->MakeIterator(fctx);
+  }
+
+  class SeqIt;
+  class ParIt;
+
+  DatasetPtr input_;
+  DatasetPtr function_;
+  int cycle_, block_, parallelism_;
+  bool deterministic_;
+};
+
+// tf.data's InterleaveDatasetOp loop, element for element.
+class InterleaveDataset::SeqIt final : public Iterator {
+ public:
+  SeqIt(const InterleaveDataset* d, const IterCtx& ctx, std::unique_ptr<Iterator> input)
+      : d_(d), ctx_(ctx), input_(std::move(input)), cycle_(static_cast<size_t>(d->cycle_)) {}
+  ~SeqIt() override { Close(); }
+
+  Status GetNext(Element* out, bool* end) override {
+    while (!input_end_ || open_ > 0) {
+      Iterator* current;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (cancelled_) return Status::Cancelled("cancelled");
+        current = cycle_[index_].get();
+      }
+      if (current) {
+        bool sub_end = false;
+        PLUMBER_RETURN_IF_ERROR(current->GetNext(out, &sub_end));
+        if (!sub_end) {
+          if (++block_index_ == d_->block_) Advance();
+          *end = false;
+          return Status::OK();
+        }
+        std::unique_ptr<Iterator> done;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          done = std::move(cycle_[index_]);
+        }
+        done->Close();
+        --open_;
+        Advance();
+      } else if (!input_end_) {
+        Element arg;
+        PLUMBER_RETURN_IF_ERROR(input_->GetNext(&arg, &input_end_));
+        if (input_end_) continue;
+        PLUMBER_ASSIGN_OR_RETURN(auto sub, d_->OpenFunction(ctx_, arg));
+        std::lock_guard<std::mutex> lock(mu_);
+        cycle_[index_] = std::move(sub);
+        if (cancelled_) cycle_[index_]->Cancel();
+        ++open_;
+      } else {
+        Advance();
+      }
+    }
+    *end = true;
+    return Status::OK();
+  }
+
+  void Cancel() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    input_->Cancel();
+    for (auto& it : cycle_) {
+      if (it) it->Cancel();
+    }
+  }
+
+  void Close() override {
+    Cancel();
+    std::vector<std::unique_ptr<Iterator>> subs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& it : cycle_) {
+        if (it) subs.push_back(std::move(it));
+      }
+    }
+    for (auto& it : subs) it->Close();
+    input_->Close();
+  }
+
+ private:
+  void Advance() {
+    block_index_ = 0;
+    index_ = (index_ + 1) % cycle_.size();
+  }
+
+  const InterleaveDataset* d_;
+  IterCtx ctx_;
+  std::unique_ptr<Iterator> input_;
+  std::mutex mu_;  // guards the cycle's pointers against Cancel
+  bool cancelled_ = false;
+  std::vector<std::unique_ptr<Iterator>> cycle_;
+  size_t index_ = 0;
+  int block_index_ = 0;
+  int open_ = 0;
+  bool input_end_ = false;
+};
+
+// The same order as SeqIt, but `parallelism` workers keep a small buffer
+// of each open dataset filled. The consumer alone opens and closes the
+// datasets of the cycle, so the order of files never depends on timing.
+class InterleaveDataset::ParIt final : public Iterator {
+ public:
+  ParIt(const InterleaveDataset* d, const IterCtx& ctx, std::unique_ptr<Iterator> input)
+      : d_(d), ctx_(ctx), input_(std::move(input)), slots_(static_cast<size_t>(d->cycle_)) {}
+  ~ParIt() override { Close(); }
+
+  Status GetNext(Element* out, bool* end) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!started_) {
+      started_ = true;
+      NodeCounters* wc = d_->WorkerCounters(ctx_);
+      for (int i = 0; i < d_->parallelism_; ++i) workers_.emplace_back([this, wc] { WorkerLoop(wc); });
+    }
+    while (!input_end_ || open_ > 0) {
+      if (cancelled_) return Status::Cancelled("cancelled");
+      Slot& s = slots_[index_];
+      if (s.it) {
+        while (s.buf.empty() && !s.ended && s.error.ok() && !cancelled_) {
+          if (!d_->deterministic_ && TakeAny(out)) {
+            *end = false;
+            return Status::OK();
+          }
+          BlockedScope blocked;
+          cv_.wait(lock);
+        }
+        if (cancelled_) return Status::Cancelled("cancelled");
+        if (!s.buf.empty()) {
+          Take(s, out);
+          if (++block_index_ == d_->block_) Advance();
+          *end = false;
+          return Status::OK();
+        }
+        if (!s.error.ok()) return s.error;
+        // Ended and drained; no worker holds it (ended is set by the
+        // worker after its last call).
+        auto done = std::move(s.it);
+        --open_;
+        Advance();
+        lock.unlock();
+        done->Close();
+        lock.lock();
+      } else if (!input_end_) {
+        lock.unlock();
+        Element arg;
+        bool in_end = false;
+        Status st = input_->GetNext(&arg, &in_end);
+        StatusOr<std::unique_ptr<Iterator>> sub = Status::Cancelled("unused");
+        if (st.ok() && !in_end) sub = d_->OpenFunction(ctx_, arg);
+        lock.lock();
+        PLUMBER_RETURN_IF_ERROR(st);
+        if (in_end) {
+          input_end_ = true;
+          continue;
+        }
+        if (!sub.ok()) return sub.status();
+        Slot& fresh = slots_[index_];
+        fresh.it = std::move(sub).value();
+        fresh.ended = false;
+        fresh.busy = false;
+        if (cancelled_) fresh.it->Cancel();
+        ++open_;
+        cv_.notify_all();
+      } else {
+        Advance();
+      }
+    }
+    *end = true;
+    return Status::OK();
+  }
+
+  void Cancel() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      for (auto& s : slots_) {
+        if (s.it) s.it->Cancel();
+      }
+    }
+    cv_.notify_all();
+    input_->Cancel();
+  }
+
+  void Close() override {
+    Cancel();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    for (auto& s : slots_) {
+      if (s.it) s.it->Close();
+      s.it.reset();
+    }
+    input_->Close();
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<Iterator> it;
+    std::deque<Element> buf;
+    bool busy = false;   // a worker is inside it->GetNext
+    bool ended = false;  // it reported the end of its sequence
+    Status error;
+  };
+
+  void Advance() {
+    block_index_ = 0;
+    index_ = (index_ + 1) % slots_.size();
+  }
+
+  void Take(Slot& s, Element* out) {
+    *out = std::move(s.buf.front());
+    s.buf.pop_front();
+    --fill_;
+    bytes_ -= static_cast<int64_t>(ElementBytes(*out));
+    cv_.notify_all();
+  }
+
+  // Non-deterministic mode: any buffered element of another slot.
+  bool TakeAny(Element* out) {
+    for (auto& s : slots_) {
+      if (!s.buf.empty()) {
+        Take(s, out);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A slot to fill: open, idle, not ended, room in its buffer; the ones the
+  // consumer needs soonest first.
+  Slot* PickWork() {
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      Slot& s = slots_[(index_ + k) % slots_.size()];
+      if (s.it && !s.busy && !s.ended && s.error.ok() && static_cast<int64_t>(s.buf.size()) < d_->PerSlot()) {
+        return &s;
+      }
+    }
+    return nullptr;
+  }
+
+  void WorkerLoop(NodeCounters* wc) {
+    WorkerScope scope(wc);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      Slot* s = nullptr;
+      while (!cancelled_ && (s = PickWork()) == nullptr) {
+        BlockedScope blocked;
+        cv_.wait(lock);
+      }
+      if (cancelled_) return;
+      s->busy = true;
+      Iterator* it = s->it.get();
+      lock.unlock();
+      Element e;
+      bool end = false;
+      Status st = it->GetNext(&e, &end);
+      lock.lock();
+      s->busy = false;
+      if (!st.ok()) {
+        s->error = st;
+      } else if (end) {
+        s->ended = true;
+      } else {
+        ++fill_;
+        bytes_ += static_cast<int64_t>(ElementBytes(e));
+        d_->counters()->ObserveBuffer(fill_, bytes_);
+        s->buf.push_back(std::move(e));
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const InterleaveDataset* d_;
+  IterCtx ctx_;
+  std::unique_ptr<Iterator> input_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;
+  bool cancelled_ = false;
+  std::vector<Slot> slots_;
+  size_t index_ = 0;
+  int block_index_ = 0;
+  int open_ = 0;
+  bool input_end_ = false;
+  int64_t fill_ = 0;
+  int64_t bytes_ = 0;
+};
+
+StatusOr<std::unique_ptr<Iterator>> InterleaveDataset::MakeIteratorInternal(const IterCtx& ctx) const {
+  PLUMBER_ASSIGN_OR_RETURN(auto input, input_->MakeIterator(ChildCtx(ctx)));
+  if (parallelism_ == 1) return std::unique_ptr<Iterator>(new SeqIt(this, ctx, std::move(input)));
+  return std::unique_ptr<Iterator>(new ParIt(this, ctx, std::move(input)));
+}
+
+// ---- prefetch ----------------------------------------------------------------------------
+
+class PrefetchDataset final : public Dataset {
+ public:
+  PrefetchDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input)
+      : Dataset(node.name(), c), input_(std::move(input)), size_(node.prefetch().buffer_size()) {}
+
+  int64_t Cardinality() const override { return input_->Cardinality(); }
+  int64_t BufferCapacity() const override { return size_; }
+
+ protected:
+  StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {
+    PLUMBER_ASSIGN_OR_RETURN(auto input, input_->MakeIterator(ChildCtx(ctx)));
+    if (size_ == 0) return input;  // buffer_size 0 passes elements through
+    return std::unique_ptr<Iterator>(new It(this, WorkerCounters(ctx), std::move(input)));
+  }
+
+ private:
+  // One background thread keeps up to size_ elements ready.
+  class It final : public Iterator {
+   public:
+    It(const PrefetchDataset* d, NodeCounters* wc, std::unique_ptr<Iterator> input)
+        : d_(d), wc_(wc), input_(std::move(input)) {}
+    ~It() override { Close(); }
+
+    Status GetNext(Element* out, bool* end) override {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!started_) {
+        started_ = true;
+        thread_ = std::thread([this] { Produce(); });
+      }
+      while (buf_.empty() && !finished_ && !cancelled_) {
+        BlockedScope blocked;
+        cv_.wait(lock);
+      }
+      if (cancelled_) return Status::Cancelled("cancelled");
+      if (buf_.empty()) {
+        *end = final_.ok();
+        return final_;
+      }
+      *out = std::move(buf_.front());
+      buf_.pop_front();
+      bytes_ -= static_cast<int64_t>(ElementBytes(*out));
+      cv_.notify_all();
+      *end = false;
+      return Status::OK();
+    }
+
+    void Cancel() override {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cancelled_ = true;
+      }
+      cv_.notify_all();
+      input_->Cancel();
+    }
+
+    void Close() override {
+      Cancel();
+      if (thread_.joinable()) thread_.join();
+      input_->Close();
+    }
+
+   private:
+    void Produce() {
+      WorkerScope scope(wc_);
+      while (true) {
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!cancelled_ && static_cast<int64_t>(buf_.size()) >= d_->size_) {
+            BlockedScope blocked;
+            cv_.wait(lock);
+          }
+          if (cancelled_) return;
+        }
+        Element e;
+        bool end = false;
+        Status s = input_->GetNext(&e, &end);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!s.ok() || end) {
+          finished_ = true;
+          final_ = s;
+          cv_.notify_all();
+          return;
+        }
+        bytes_ += static_cast<int64_t>(ElementBytes(e));
+        buf_.push_back(std::move(e));
+        d_->counters()->ObserveBuffer(static_cast<int64_t>(buf_.size()), bytes_);
+        cv_.notify_all();
+      }
+    }
+
+    const PrefetchDataset* d_;
+    NodeCounters* wc_;
+    std::unique_ptr<Iterator> input_;
+    std::thread thread_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool started_ = false;
+    bool cancelled_ = false;
+    bool finished_ = false;
+    Status final_;
+    std::deque<Element> buf_;
+    int64_t bytes_ = 0;
+  };
+
+  DatasetPtr input_;
+  int64_t size_;
+};
+
+}  // namespace
+
+StatusOr<DatasetPtr> MakeInterleaveDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps,
+                                           const BuildContext&) {
+  const auto& p = node.interleave();
+  if ((p.has_cycle_length() && p.cycle_length() < 1) || (p.has_block_length() && p.block_length() < 1) ||
+      (p.has_parallelism() && p.parallelism() < 1)) {
+    return Status::InvalidArgument("interleave: cycle_length, block_length and parallelism must be >= 1");
+  }
+  if (!deps.function) return Status::InvalidArgument("interleave: no function");
+  return DatasetPtr(std::make_shared<InterleaveDataset>(node, c, deps.inputs.at(0), deps.function));
+}
+
+StatusOr<DatasetPtr> MakePrefetchDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps,
+                                         const BuildContext&) {
+  if (node.prefetch().buffer_size() < 0) return Status::InvalidArgument("prefetch.buffer_size must be >= 0");
+  return DatasetPtr(std::make_shared<PrefetchDataset>(node, c, deps.inputs.at(0)));
+}
+
+}  // namespace plumber::runtime

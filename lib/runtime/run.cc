@@ -1,0 +1,306 @@
+// The training-loop runner and its trace (see run.h).
+#include "runtime/run.h"
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/program.h"
+#include "traceio/pipeline_io.h"
+#include "traceio/trace_io.h"
+
+namespace plumber::runtime {
+namespace {
+
+int64_t ProcessCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t MeminfoBytes(const std::string& meminfo, const std::string& key) {
+  std::istringstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) {
+      std::istringstream fields(line.substr(key.size() + 1));
+      int64_t kb = 0;
+      fields >> kb;
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+int64_t RssBytes(Env* env) {
+  auto statm = ReadFileToString(env, "/proc/self/statm", 4096);
+  if (!statm.ok()) return 0;
+  std::istringstream in(*statm);
+  int64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// Shared between the consumer loop and the monitor thread.
+struct RootCounters {
+  std::atomic<int64_t> next_calls{0};
+  std::atomic<int64_t> wait_ns{0};
+  std::atomic<int64_t> max_wait_ns{0};
+  std::atomic<int64_t> batches{0};
+};
+
+class Session {
+ public:
+  Session(Env* env, const RunConfig& config) : env_(env), config_(config) {}
+
+  StatusOr<RunResult> Run(const schema::Pipeline& pipeline) {
+    start_mono_ = MonoNanos();
+    start_cpu_ = ProcessCpuNanos();
+    if (!config_.trace_path.empty()) {
+      schema::TraceHeader header;
+      header.set_tool_version(config_.tool_version);
+      *header.mutable_program() = pipeline;
+      header.mutable_program()->set_output(OutputNodeName(pipeline));
+      *header.mutable_machine() = DescribeMachine(env_, config_.storage);
+      auto* o = header.mutable_options();
+      o->set_seconds(config_.seconds);
+      o->set_batches(config_.batches);
+      o->set_warmup_seconds(config_.warmup_seconds);
+      o->set_snapshot_every_seconds(config_.snapshot_every_seconds);
+      o->set_step_time_seconds(config_.step_time_seconds);
+      for (const auto& a : config_.argv) o->add_argv(a);
+      header.set_start_unix_ns(env_->NowUnixNanos());
+      PLUMBER_ASSIGN_OR_RETURN(writer_, TraceWriter::Create(env_, config_.trace_path, header));
+    }
+    Storage storage(env_, config_.storage);
+    RunContext run_ctx{&storage, config_.tracing};
+    BuildContext build{env_, config_.base_dir};
+
+    RunResult result;
+    auto program = Program::Build(pipeline, build);
+    if (!program.ok()) return Finish(std::move(result), program.status(), nullptr);
+    program_ = std::move(program).value();
+    auto root = program_->output()->MakeIterator(IterCtx{&run_ctx, nullptr, nullptr});
+    if (!root.ok()) return Finish(std::move(result), root.status(), nullptr);
+    root_ = std::move(root).value();
+
+    std::thread monitor([this] { Monitor(); });
+    Status loop_status = Loop(&result);
+    // Stop the pipeline's threads before the last snapshot, so that their
+    // CPU time is settled and counted.
+    root_->Close();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    monitor.join();
+    return Finish(std::move(result), loop_status, nullptr);
+  }
+
+ private:
+  // Consumes batches until a limit, the end, an error or a stop.
+  Status Loop(RunResult* result) {
+    const int64_t warmup_ns = static_cast<int64_t>(config_.warmup_seconds * 1e9);
+    bool warm = warmup_ns == 0;
+    int64_t warm_start = start_mono_;
+    int64_t warm_batches = 0;
+    Status status;
+    end_status_ = "ok";
+    while (true) {
+      if (config_.batches > 0 && root_counters_.batches.load() >= config_.batches) break;
+      if (StopRequested()) break;
+      Element batch;
+      bool end = false;
+      const int64_t t0 = MonoNanos();
+      Status s = root_->GetNext(&batch, &end);
+      const int64_t wait = MonoNanos() - t0;
+      root_counters_.next_calls.fetch_add(1, std::memory_order_relaxed);
+      root_counters_.wait_ns.fetch_add(wait, std::memory_order_relaxed);
+      if (wait > root_counters_.max_wait_ns.load(std::memory_order_relaxed)) {
+        root_counters_.max_wait_ns.store(wait, std::memory_order_relaxed);
+      }
+      if (!s.ok()) {
+        // A cancel we asked for is not a failure.
+        if (s.code() == Status::Code::kCancelled && StopRequested()) break;
+        status = s;
+        end_status_ = "error";
+        break;
+      }
+      if (end) {
+        end_status_ = "end_of_data";
+        break;
+      }
+      const int64_t n = root_counters_.batches.fetch_add(1, std::memory_order_relaxed) + 1;
+      const int64_t now = MonoNanos();
+      if (!warm && now - start_mono_ >= warmup_ns) {
+        warm = true;
+        warm_start = now;
+        warm_batches = n;
+      }
+      if (config_.step_time_seconds > 0) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(config_.step_time_seconds * 1e9)));
+      }
+    }
+    if (end_status_ == "ok" && interrupted_.load()) end_status_ = "interrupted";
+    const int64_t end_mono = MonoNanos();
+    result->batches = root_counters_.batches.load();
+    result->seconds = static_cast<double>(end_mono - start_mono_) / 1e9;
+    if (warm) {
+      result->measured_batches = result->batches - warm_batches;
+      result->measured_seconds = static_cast<double>(end_mono - warm_start) / 1e9;
+    }
+    const int64_t calls = root_counters_.next_calls.load();
+    result->mean_wait_seconds = calls ? static_cast<double>(root_counters_.wait_ns.load()) / 1e9 / calls : 0;
+    result->max_wait_seconds = static_cast<double>(root_counters_.max_wait_ns.load()) / 1e9;
+    return status;
+  }
+
+  bool StopRequested() {
+    if (config_.stop && config_.stop->load()) interrupted_.store(true);
+    if (config_.seconds > 0 && static_cast<double>(MonoNanos() - start_mono_) >= config_.seconds * 1e9) {
+      deadline_hit_.store(true);
+    }
+    return interrupted_.load() || deadline_hit_.load();
+  }
+
+  // Snapshots on schedule; enforces the time limit and stop requests by
+  // cancelling the pipeline, which wakes a consumer blocked in GetNext.
+  void Monitor() {
+    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(std::max(0.01, config_.snapshot_every_seconds) * 1e9));
+    const auto tick = std::chrono::milliseconds(20);
+    auto next_snapshot = std::chrono::steady_clock::now() + period;
+    auto next_progress = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(static_cast<int64_t>(config_.progress_every_seconds * 1000));
+    int64_t last_batches = 0;
+    auto last_progress = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!done_) {
+      cv_.wait_for(lock, tick);
+      if (done_) break;
+      const auto now = std::chrono::steady_clock::now();
+      const double elapsed = static_cast<double>(MonoNanos() - start_mono_) / 1e9;
+      if ((config_.seconds > 0 && elapsed >= config_.seconds) || (config_.stop && config_.stop->load())) {
+        if (config_.seconds > 0 && elapsed >= config_.seconds) deadline_hit_.store(true);
+        if (config_.stop && config_.stop->load()) interrupted_.store(true);
+        root_->Cancel();
+      }
+      if (writer_ && now >= next_snapshot) {
+        next_snapshot += period;
+        if (next_snapshot < now) next_snapshot = now + period;
+        lock.unlock();
+        if (Status s = writer_->Append(TakeSnapshot()); !s.ok()) {
+          spdlog::warn("trace: {}", s.ToString());
+        }
+        ++snapshots_;
+        lock.lock();
+      }
+      if (config_.progress && now >= next_progress) {
+        const int64_t b = root_counters_.batches.load();
+        const double dt = std::chrono::duration<double>(now - last_progress).count();
+        config_.progress(RunProgress{elapsed, b, dt > 0 ? static_cast<double>(b - last_batches) / dt : 0});
+        last_batches = b;
+        last_progress = now;
+        next_progress = now + std::chrono::milliseconds(static_cast<int64_t>(config_.progress_every_seconds * 1000));
+      }
+    }
+  }
+
+  schema::Snapshot TakeSnapshot() {
+    schema::Snapshot snap;
+    int64_t wall = MonoNanos() - start_mono_;
+    // Snapshots must move forward even when two land in one clock tick.
+    {
+      std::lock_guard<std::mutex> lock(snap_mu_);
+      wall = std::max(wall, last_wall_ + 1);
+      last_wall_ = wall;
+    }
+    snap.set_wall_ns(wall);
+    if (program_) program_->stats().Fill(&snap);
+    auto* root = snap.mutable_root();
+    root->set_next_calls(root_counters_.next_calls.load());
+    root->set_wait_ns(root_counters_.wait_ns.load());
+    root->set_max_wait_ns(root_counters_.max_wait_ns.load());
+    snap.set_process_cpu_ns(ProcessCpuNanos() - start_cpu_);
+    snap.set_rss_bytes(RssBytes(env_));
+    return snap;
+  }
+
+  StatusOr<RunResult> Finish(RunResult result, const Status& status, std::nullptr_t) {
+    cpu::Flush();
+    if (!status.ok()) {
+      result.end_status = "error";
+      result.error = status;
+    } else {
+      result.end_status = end_status_.empty() ? "ok" : end_status_;
+    }
+    result.final_snapshot = TakeSnapshot();
+    if (writer_) {
+      Status s = writer_->Append(result.final_snapshot);
+      ++snapshots_;
+      schema::RunEnd end;
+      end.set_status(result.end_status);
+      if (!status.ok()) end.set_message(status.ToString());
+      Status f = writer_->Finish(end);
+      if (!s.ok()) return s;
+      if (!f.ok()) return f;
+    }
+    result.snapshots = snapshots_;
+    return result;
+  }
+
+  Env* env_;
+  const RunConfig& config_;
+  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<Program> program_;
+  std::unique_ptr<Iterator> root_;
+  RootCounters root_counters_;
+  int64_t start_mono_ = 0;
+  int64_t start_cpu_ = 0;
+  std::string end_status_;
+  std::atomic<bool> interrupted_{false};
+  std::atomic<bool> deadline_hit_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::mutex snap_mu_;
+  int64_t last_wall_ = -1;
+  int64_t snapshots_ = 0;
+};
+
+}  // namespace
+
+schema::Machine DescribeMachine(Env* env, const StorageOptions& storage) {
+  schema::Machine m;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cores = 0;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  m.set_cores(cores);
+  if (auto meminfo = ReadFileToString(env, "/proc/meminfo", 1 << 20); meminfo.ok()) {
+    m.set_memory_bytes(MeminfoBytes(*meminfo, "MemTotal"));
+    m.set_available_memory_bytes(MeminfoBytes(*meminfo, "MemAvailable"));
+  }
+  m.set_read_bandwidth_bytes_per_s(storage.read_bandwidth);
+  m.set_read_latency_ns(storage.read_latency_ns);
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) == 0) m.set_hostname(host);
+  return m;
+}
+
+StatusOr<RunResult> RunPipeline(Env* env, const schema::Pipeline& pipeline, const RunConfig& config) {
+  Session session(env, config);
+  return session.Run(pipeline);
+}
+
+}  // namespace plumber::runtime

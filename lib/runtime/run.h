@@ -1,0 +1,82 @@
+// Running a pipeline as a training loop would, and tracing it: the loop
+// takes batches from the output node (optionally sleeping a model step
+// after each), a monitor thread appends a Snapshot of every node's counters
+// each snapshot period, and the run ends with a final snapshot and a RunEnd
+// record whatever the reason: time or batch limit, end of data, an error,
+// or a stop request (SIGINT/SIGTERM in the CLI).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/env.h"
+#include "base/status.h"
+#include "pipeline.pb.h"
+#include "runtime/storage.h"
+#include "trace.pb.h"
+
+namespace plumber::runtime {
+
+struct RunProgress {
+  double elapsed_seconds = 0;
+  int64_t batches = 0;
+  // Over the last progress period.
+  double batches_per_second = 0;
+};
+
+struct RunConfig {
+  // Limits; both 0 means until the end of the data (or a stop request).
+  double seconds = 0;
+  int64_t batches = 0;
+  double warmup_seconds = 0;
+  double snapshot_every_seconds = 1.0;
+  double step_time_seconds = 0;
+  // Trace file to write; empty for none.
+  std::string trace_path;
+  // Count elements, bytes, CPU and wall time per node (off: only the root
+  // loop's own numbers, for measuring tracing overhead).
+  bool tracing = true;
+  StorageOptions storage;
+  // Relative paths of the pipeline resolve against this directory.
+  std::string base_dir;
+  // For the trace header.
+  std::vector<std::string> argv;
+  std::string tool_version;
+  // When it becomes true the run stops with status "interrupted".
+  const std::atomic<bool>* stop = nullptr;
+  // Called from the monitor thread about every progress_every_seconds.
+  std::function<void(const RunProgress&)> progress;
+  double progress_every_seconds = 0.5;
+};
+
+struct RunResult {
+  // "ok" (a limit was reached), "end_of_data", "interrupted" or "error".
+  std::string end_status;
+  // Why, when end_status is "error".
+  Status error;
+  int64_t batches = 0;
+  double seconds = 0;
+  // Batches and seconds after the warm-up, for the throughput.
+  int64_t measured_batches = 0;
+  double measured_seconds = 0;
+  // The consumer's mean and longest wait inside GetNext.
+  double mean_wait_seconds = 0;
+  double max_wait_seconds = 0;
+  int64_t snapshots = 0;
+  // The last snapshot taken (also when no trace file was written).
+  schema::Snapshot final_snapshot;
+};
+
+// Runs `pipeline` (valid). Returns an error only when the run could not
+// start writing its trace; failures of the pipeline itself come back as a
+// RunResult with end_status "error", after the trace got its final
+// snapshot and end record.
+StatusOr<RunResult> RunPipeline(Env* env, const schema::Pipeline& pipeline, const RunConfig& config);
+
+// The machine description for the trace header.
+schema::Machine DescribeMachine(Env* env, const StorageOptions& storage);
+
+}  // namespace plumber::runtime

@@ -1,0 +1,222 @@
+// Node counters, the registry, and the per-thread CPU split (see stats.h).
+#include "runtime/stats.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace plumber::runtime {
+
+void NodeCounters::ObserveBuffer(int64_t fill, int64_t bytes) {
+  auto raise = [](std::atomic<int64_t>& a, int64_t v) {
+    int64_t cur = a.load(std::memory_order_relaxed);
+    while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+    }
+  };
+  raise(peak_fill_, fill);
+  raise(peak_bytes_, bytes);
+}
+
+void NodeCounters::FileCompleted(int64_t bytes, int64_t records) {
+  std::lock_guard<std::mutex> lock(files_mu_);
+  ++files_completed_;
+  completed_bytes_ += bytes;
+  completed_bytes_sq_ += static_cast<double>(bytes) * static_cast<double>(bytes);
+  completed_records_ += records;
+  completed_records_sq_ += static_cast<double>(records) * static_cast<double>(records);
+}
+
+void NodeCounters::Fill(schema::NodeStats* out) const {
+  auto get = [](const std::atomic<int64_t>& a) { return a.load(std::memory_order_relaxed); };
+  out->set_name(name_);
+  out->set_elements_produced(get(elements_produced));
+  out->set_elements_consumed(get(elements_consumed));
+  out->set_bytes_produced(get(bytes_produced));
+  out->set_bytes_consumed(get(bytes_consumed));
+  out->set_active_cpu_ns(get(active_cpu_ns));
+  out->set_wall_ns(get(wall_ns));
+  out->set_parallelism(parallelism);
+  out->set_buffer_capacity(buffer_capacity);
+  out->set_buffer_peak_fill(get(peak_fill_));
+  out->set_peak_buffered_bytes(get(peak_bytes_));
+  out->set_storage_bytes_read(get(storage_bytes_read));
+  out->set_files_opened(get(files_opened));
+  {
+    std::lock_guard<std::mutex> lock(files_mu_);
+    out->set_files_completed(files_completed_);
+    out->set_completed_file_bytes(completed_bytes_);
+    out->set_completed_file_bytes_sq(completed_bytes_sq_);
+    out->set_completed_file_records(completed_records_);
+    out->set_completed_file_records_sq(completed_records_sq_);
+  }
+  if (cardinality) out->set_cardinality(*cardinality);
+}
+
+NodeCounters* StatsRegistry::Get(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = nodes_[name];
+  if (!slot) slot = std::make_unique<NodeCounters>(name);
+  return slot.get();
+}
+
+const NodeCounters* StatsRegistry::Find(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+void StatsRegistry::Fill(schema::Snapshot* snapshot) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, counters] : nodes_) {
+    if (counters->instances.load(std::memory_order_relaxed) == 0) continue;
+    counters->Fill(snapshot->add_nodes());
+  }
+}
+
+int64_t MonoNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+namespace cpu {
+namespace {
+
+// Settle the CPU clock at least this often, so that preemption in the
+// middle of one node's work cannot shift much CPU time onto its neighbours.
+constexpr int64_t kSettleEveryNs = 2'000'000;
+constexpr size_t kMaxPending = 16;
+
+struct Pending {
+  NodeCounters* node;
+  int64_t weight;
+};
+
+// Per-thread state. Nodes are charged at Settle; in between, only wall
+// time per node is collected (scaled for sampled calls, see stats.h).
+struct ThreadState {
+  bool started = false;
+  Frame current;
+  int64_t last_mono = 0;
+  int64_t cpu_base = 0;
+  int64_t interval_wall = 0;
+  size_t n_pending = 0;
+  std::array<Pending, kMaxPending> pending;
+
+  void Start() {
+    started = true;
+    cpu_base = ThreadCpuNanos();
+    last_mono = MonoNanos();
+  }
+
+  void AddWeight(NodeCounters* node, int64_t w) {
+    for (size_t i = 0; i < n_pending; ++i) {
+      if (pending[i].node == node) {
+        pending[i].weight += w;
+        return;
+      }
+    }
+    if (n_pending == kMaxPending) Settle();
+    pending[n_pending++] = {node, w};
+  }
+
+  // Charges the wall time since the last switch to the current frame.
+  void Accrue(int64_t now) {
+    const int64_t dt = std::max<int64_t>(0, now - last_mono);
+    last_mono = now;
+    interval_wall += dt;
+    AddWeight(current.node, dt * current.scale);
+    if (current.scale > 1) AddWeight(current.debit, -dt * (current.scale - 1));
+  }
+
+  // Splits the CPU time since the last settlement among the nodes by
+  // weight. Time spent with no current node (the consumer's own loop)
+  // takes its share too, which is then dropped. A weight debited below
+  // zero by sampling counts as zero.
+  void Settle() {
+    const int64_t now_cpu = ThreadCpuNanos();
+    const int64_t cpu = now_cpu - cpu_base;
+    cpu_base = now_cpu;
+    double total = 0;
+    for (size_t i = 0; i < n_pending; ++i) total += static_cast<double>(std::max<int64_t>(0, pending[i].weight));
+    if (total > 0 && cpu > 0) {
+      const double per_weight = static_cast<double>(cpu) / total;
+      for (size_t i = 0; i < n_pending; ++i) {
+        if (pending[i].node && pending[i].weight > 0) {
+          NodeCounters::Add(pending[i].node->active_cpu_ns,
+                            std::llround(per_weight * static_cast<double>(pending[i].weight)));
+        }
+      }
+    }
+    n_pending = 0;
+    interval_wall = 0;
+  }
+};
+
+thread_local ThreadState t_state;
+
+}  // namespace
+
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now) {
+  ThreadState& s = t_state;
+  if (!s.started) s.Start();
+  s.Accrue(now);
+  Frame previous = s.current;
+  s.current = Frame{node, scale, previous.node};
+  if (s.interval_wall >= kSettleEveryNs) s.Settle();
+  return previous;
+}
+
+void Restore(const Frame& frame, int64_t now) {
+  ThreadState& s = t_state;
+  s.Accrue(now);
+  s.current = frame;
+  if (s.interval_wall >= kSettleEveryNs) s.Settle();
+}
+
+NodeCounters* SwitchTo(NodeCounters* node, int64_t now) {
+  ThreadState& s = t_state;
+  if (!s.started) s.Start();
+  NodeCounters* previous = s.current.node;
+  Restore(Frame{node, 1, nullptr}, now);
+  return previous;
+}
+
+void Flush() {
+  ThreadState& s = t_state;
+  if (!s.started) return;
+  s.Accrue(MonoNanos());
+  s.Settle();
+}
+
+}  // namespace cpu
+
+BlockedScope::BlockedScope() { cpu::Flush(); }
+
+BlockedScope::~BlockedScope() {
+  auto& s = cpu::t_state;
+  if (!s.started) return;
+  // The wait is nobody's work: restart both clocks without charging it.
+  s.cpu_base = ThreadCpuNanos();
+  s.last_mono = MonoNanos();
+}
+
+WorkerScope::WorkerScope(NodeCounters* node) : active_(node != nullptr) {
+  if (active_) previous_ = cpu::SwitchTo(node);
+}
+
+WorkerScope::~WorkerScope() {
+  if (!active_) return;
+  cpu::SwitchTo(previous_);
+  cpu::Flush();
+}
+
+}  // namespace plumber::runtime

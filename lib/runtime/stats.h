@@ -1,0 +1,145 @@
+// Per-node counters and the thread CPU accounting behind them.
+//
+// Every node of the program owns one NodeCounters, shared by all of its
+// instances (an interleave function is opened once per input element and its
+// counters sum over the instances, as the paper aggregates them). Counters
+// are relaxed atomics: writers never take a lock, and the snapshot thread
+// reads them while the pipeline runs.
+//
+// CPU time, as the paper measures it: thread CPU time is charged to the node
+// whose code the thread is running, pausing while a child's Next runs and
+// resuming when it returns. Reading CLOCK_THREAD_CPUTIME_ID costs a system
+// call, too much for every Next of a tiny op, so each thread records cheap
+// monotonic timestamps at every switch between nodes and reads its CPU clock
+// only every couple of milliseconds or before it blocks; the CPU time of
+// that interval is split among the nodes it ran in proportion to their wall
+// time. A thread about to wait (condition variable, sleep, throttle) says so
+// with a BlockedScope so that waiting is never mistaken for work.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "trace.pb.h"
+
+namespace plumber::runtime {
+
+class NodeCounters {
+ public:
+  explicit NodeCounters(std::string name) : name_(std::move(name)) {}
+  NodeCounters(const NodeCounters&) = delete;
+  NodeCounters& operator=(const NodeCounters&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  std::atomic<int64_t> elements_produced{0};
+  std::atomic<int64_t> elements_consumed{0};
+  std::atomic<int64_t> bytes_produced{0};
+  std::atomic<int64_t> bytes_consumed{0};
+  std::atomic<int64_t> active_cpu_ns{0};
+  std::atomic<int64_t> wall_ns{0};
+  std::atomic<int64_t> storage_bytes_read{0};
+  std::atomic<int64_t> files_opened{0};
+  // Instances opened; a node never opened is left out of snapshots.
+  std::atomic<int64_t> instances{0};
+
+  // Static description, set once when the program is built.
+  int parallelism = 1;
+  int64_t buffer_capacity = 0;
+  std::optional<int64_t> cardinality;
+
+  static void Add(std::atomic<int64_t>& c, int64_t v) { c.fetch_add(v, std::memory_order_relaxed); }
+  // Raises the buffer peaks to at least these values.
+  void ObserveBuffer(int64_t fill, int64_t bytes);
+  // A file of `bytes` bytes holding `records` records was read to its end.
+  void FileCompleted(int64_t bytes, int64_t records);
+
+  // Adds this node's counters to `out` (which may hold other instances).
+  void Fill(schema::NodeStats* out) const;
+
+ private:
+  std::string name_;
+  std::atomic<int64_t> peak_fill_{0};
+  std::atomic<int64_t> peak_bytes_{0};
+  mutable std::mutex files_mu_;  // file completions are rare; a lock is fine
+  int64_t files_completed_ = 0;
+  int64_t completed_bytes_ = 0;
+  double completed_bytes_sq_ = 0;
+  int64_t completed_records_ = 0;
+  double completed_records_sq_ = 0;
+};
+
+// The counters of every node of one run, by node name. Built before the
+// pipeline runs; pointers stay valid for the registry's lifetime.
+class StatsRegistry {
+ public:
+  NodeCounters* Get(const std::string& name);  // creates on first use
+  const NodeCounters* Find(const std::string& name) const;
+  // One NodeStats per node opened at least once, in name order.
+  void Fill(schema::Snapshot* snapshot) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<NodeCounters>> nodes_;
+};
+
+// Monotonic nanoseconds (vDSO: cheap) and this thread's CPU nanoseconds
+// (a system call).
+int64_t MonoNanos();
+int64_t ThreadCpuNanos();
+
+namespace cpu {
+
+// Makes `node` (may be null: nobody is charged) the one this thread works
+// for and returns the previous one. Used around a child's Next and by
+// worker threads when they start.
+NodeCounters* SwitchTo(NodeCounters* node, int64_t now = MonoNanos());
+
+// The thread's position: the node charged, how many calls its current
+// call stands for, and who is debited for the extrapolation.
+struct Frame {
+  NodeCounters* node = nullptr;
+  int64_t scale = 1;
+  NodeCounters* debit = nullptr;
+};
+// Enters `node` for a call standing for `scale` calls; the node running
+// now is debited. Returns the frame to restore with Restore.
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now);
+void Restore(const Frame& frame, int64_t now);
+// Charges everything pending on this thread; called when a thread ends
+// and before a snapshot of the calling thread matters.
+void Flush();
+
+}  // namespace cpu
+
+// While alive, the calling thread is waiting, not working: its CPU clock is
+// settled before and restarted after, so the wait is charged to nobody.
+class BlockedScope {
+ public:
+  BlockedScope();
+  ~BlockedScope();
+  BlockedScope(const BlockedScope&) = delete;
+  BlockedScope& operator=(const BlockedScope&) = delete;
+};
+
+// Makes a worker thread charge its work to `node` until the scope ends,
+// then settles the thread's CPU clock. A null node (tracing off) does
+// nothing, so untraced runs never touch the CPU clock.
+class WorkerScope {
+ public:
+  explicit WorkerScope(NodeCounters* node);
+  ~WorkerScope();
+  WorkerScope(const WorkerScope&) = delete;
+  WorkerScope& operator=(const WorkerScope&) = delete;
+
+ private:
+  bool active_;
+  NodeCounters* previous_ = nullptr;
+};
+
+}  // namespace plumber::runtime

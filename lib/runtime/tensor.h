@@ -1,0 +1,80 @@
+// Elements flowing through the runtime: a tuple of tensors, each a dtype, a
+// shape and its bytes. Numeric tensors keep their values packed in one byte
+// string (host order); string tensors keep one std::string per value. The
+// byte size of an element is what tracing reports as bytes produced and
+// consumed, so it counts payload bytes only, not bookkeeping.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace plumber::runtime {
+
+enum class DType { kBool, kUint8, kInt32, kInt64, kFloat32, kFloat64, kString };
+
+std::string_view DTypeName(DType d);
+// Bytes per value; 0 for strings, whose values vary in size.
+size_t DTypeSize(DType d);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType dtype, std::vector<int64_t> shape);  // zero-filled
+
+  static Tensor Scalar(int64_t v);
+  static Tensor ScalarString(std::string v);
+  static Tensor StringVector(std::vector<std::string> values);
+  template <typename T>
+  static Tensor FromVector(DType dtype, const std::vector<T>& values, std::vector<int64_t> shape) {
+    Tensor t(dtype, std::move(shape));
+    std::memcpy(t.data_.data(), values.data(), t.data_.size());
+    return t;
+  }
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t NumElements() const;
+  // Payload bytes: the packed values, or the sum of the string lengths.
+  size_t ByteSize() const;
+
+  // Numeric access; precondition: dtype matches T's size.
+  template <typename T>
+  T* data() { return reinterpret_cast<T*>(data_.data()); }
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(data_.data()); }
+  std::string& raw() { return data_; }
+  const std::string& raw() const { return data_; }
+  std::vector<std::string>& strings() { return strings_; }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+  // Value i as a double / int64, for any numeric dtype.
+  double GetDouble(int64_t i) const;
+  int64_t GetInt(int64_t i) const;
+  void SetDouble(int64_t i, double v);
+
+  bool operator==(const Tensor& o) const = default;
+  // "int64[2,3]", for error messages.
+  std::string DebugType() const;
+
+ private:
+  DType dtype_ = DType::kInt64;
+  std::vector<int64_t> shape_;
+  std::string data_;
+  std::vector<std::string> strings_;
+};
+
+using Element = std::vector<Tensor>;
+
+size_t ElementBytes(const Element& e);
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+// A compact binary encoding of an element, for the file cache.
+std::string SerializeElement(const Element& e);
+Status ParseElement(std::string_view bytes, Element* out);
+
+}  // namespace plumber::runtime

@@ -1,0 +1,134 @@
+// Tracing accuracy: CPU time charged to the node doing the work (children
+// excluded, worker threads included), elements and bytes attributed to the
+// producer and the consumer. Bounds are loose enough for a loaded 2-core
+// machine; bench/ reports the strict numbers.
+#include "harness.h"
+
+namespace plumber::runtime::testing {
+namespace {
+
+schema::Pipeline BurnPipeline(int parallelism, int elements) {
+  return Chain({R"({"name":"src","op":"range","range":{"stop":)" + std::to_string(elements) + "}}",
+                R"({"name":"burn","op":"map","map":{"parallelism":)" + std::to_string(parallelism) +
+                    R"(,"udf":[{"op":"cpu_burn","args":{"micros":1000}}]}})",
+                R"({"name":"batch","op":"batch","batch":{"batch_size":32}})"});
+}
+
+TEST_CASE("map(cpu_burn 1000us) is charged about 1000us per element at parallelism 1 and 4", "[tracing]") {
+  for (int p : {1, 4}) {
+    INFO("parallelism " << p);
+    Harness h(BurnPipeline(p, 128));
+    auto out = h.All();
+    REQUIRE(out.size() == 4);
+    auto burn = h.Stats("burn");
+    REQUIRE(burn.elements_produced() == 128);
+    const double per_element_us = static_cast<double>(burn.active_cpu_ns()) / 128 / 1000;
+    CHECK(per_element_us > 750);
+    CHECK(per_element_us < 1250);
+    // Its parent and its input did not get the burn's time.
+    CHECK(h.Stats("batch").active_cpu_ns() < burn.active_cpu_ns() / 20);
+    CHECK(h.Stats("src").active_cpu_ns() < burn.active_cpu_ns() / 20);
+    CHECK(burn.parallelism() == p);
+  }
+}
+
+TEST_CASE("batch(32) consumes exactly 32 elements per minibatch; bytes match element sizes", "[tracing]") {
+  Harness h(BurnPipeline(2, 96));
+  auto out = h.All();
+  auto batch = h.Stats("batch");
+  auto burn = h.Stats("burn");
+  auto src = h.Stats("src");
+  CHECK(batch.elements_produced() == 3);
+  CHECK(batch.elements_consumed() == 32 * batch.elements_produced());
+  CHECK(burn.elements_consumed() == 96);
+  CHECK(src.elements_produced() == 96);
+  // int64 scalars: 8 bytes each; a batch is 32 of them.
+  CHECK(src.bytes_produced() == 96 * 8);
+  CHECK(burn.bytes_consumed() == 96 * 8);
+  CHECK(batch.bytes_consumed() == 96 * 8);
+  CHECK(batch.bytes_produced() == 3 * 32 * 8);
+  CHECK(src.cardinality() == 96);
+  CHECK(batch.cardinality() == 3);
+  int64_t bytes = 0;
+  for (const auto& e : out) bytes += static_cast<int64_t>(ElementBytes(e));
+  CHECK(bytes == batch.bytes_produced());
+}
+
+TEST_CASE("wall time inside Next includes children; CPU does not", "[tracing]") {
+  Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":20}})",
+                   R"({"name":"nap","op":"map","map":{"udf":[{"op":"sleep","args":{"micros":2000}}]}})",
+                   R"({"name":"batch","op":"batch","batch":{"batch_size":5}})"}));
+  h.All();
+  auto nap = h.Stats("nap");
+  auto batch = h.Stats("batch");
+  CHECK(nap.wall_ns() >= 20 * 2'000'000);
+  CHECK(batch.wall_ns() >= nap.wall_ns());
+  // Sleeping is waiting, not work.
+  CHECK(nap.active_cpu_ns() < 20 * 2'000'000 / 4);
+}
+
+TEST_CASE("tracing off counts nothing but storage", "[tracing]") {
+  Harness h(BurnPipeline(1, 32), {}, /*tracing=*/false);
+  h.All();
+  auto burn = h.Stats("burn");
+  CHECK(burn.elements_produced() == 0);
+  CHECK(burn.active_cpu_ns() == 0);
+  CHECK(h.Get("burn", &NodeCounters::instances) == 1);
+}
+
+TEST_CASE("buffer capacity, peak fill and peak bytes are recorded", "[tracing]") {
+  Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":64}})",
+                   R"({"name":"s","op":"shuffle","shuffle":{"buffer_size":16,"seed":1}})",
+                   R"({"name":"m","op":"map","map":{"parallelism":3,"udf":[{"op":"add"}]}})",
+                   R"({"name":"p","op":"prefetch","prefetch":{"buffer_size":4}})"}));
+  h.All();
+  auto s = h.Stats("s");
+  CHECK(s.buffer_capacity() == 16);
+  CHECK(s.buffer_peak_fill() == 16);
+  CHECK(s.peak_buffered_bytes() == 16 * 8);
+  auto m = h.Stats("m");
+  CHECK(m.buffer_capacity() == 3);
+  CHECK(m.buffer_peak_fill() >= 1);
+  CHECK(m.buffer_peak_fill() <= 3);
+  CHECK(m.parallelism() == 3);
+  auto p = h.Stats("p");
+  CHECK(p.buffer_capacity() == 4);
+  CHECK(p.peak_buffered_bytes() == p.buffer_peak_fill() * 8);
+}
+
+}  // namespace
+}  // namespace plumber::runtime::testing
+
+namespace plumber::runtime::testing {
+namespace {
+
+TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[tracing]") {
+  Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":200000}})",
+                   R"({"name":"m","op":"map","map":{"udf":[{"op":"add"}]}})",
+                   R"({"name":"b","op":"batch","batch":{"batch_size":256}})"}));
+  const int64_t cpu0 = ThreadCpuNanos();
+  auto out = h.All();
+  const int64_t cpu = ThreadCpuNanos() - cpu0;
+  CHECK(out.size() == 782);
+  CHECK(h.Stats("src").elements_produced() == 200000);
+  CHECK(h.Stats("m").elements_produced() == 200000);
+  CHECK(h.Stats("b").elements_consumed() == 200000);
+  CHECK(h.Stats("b").elements_produced() == 782);
+  CHECK(h.Stats("m").bytes_produced() == 200000 * 8);
+  int64_t charged = 0;
+  for (const char* n : {"src", "m", "b"}) {
+    const auto s = h.Stats(n);
+    CHECK(s.active_cpu_ns() > 0);
+    CHECK(s.wall_ns() > 0);
+    charged += s.active_cpu_ns();
+  }
+  // Everything charged was really spent, and most of what was spent is
+  // charged (the rest is the test's own loop).
+  CHECK(charged <= cpu + cpu / 20);
+  CHECK(charged >= cpu / 2);
+  // Wall time inside Next includes the children's.
+  CHECK(h.Stats("b").wall_ns() >= h.Stats("m").wall_ns() / 2);
+}
+
+}  // namespace
+}  // namespace plumber::runtime::testing
