@@ -73,57 +73,65 @@ void InsertAbove(schema::Pipeline* p, const std::string& target, schema::Node ad
   *p->add_nodes() = std::move(added);
 }
 
-// Gives each knob whole threads: round the plan's cores up, shrink where
-// that overshoots the budget, then hand spare cores out (first a second
-// thread to every working single-threaded stage, the paper's hedge against
-// under-allocating cheap stages; then to the stage that can sustain least).
+// A stage that needs less than this many cores at the planned rate keeps
+// one thread and shares a core with the others: its CPU is still counted by
+// the LP, but a whole core reserved for it would starve the stages that need
+// several (on 2 cores, a batch needing 0.002 cores must not take one of the
+// two threads a decode needs).
+constexpr double kLightCores = 0.5;
+
+bool Heavy(const Knob& k) { return k.active && k.cost > 0 && k.cores >= kLightCores; }
+
+// Cores a knob holds against the budget: a heavy stage its threads; a light
+// or idle one nothing while single-threaded, its threads once given more.
+int Holds(const Knob& k) { return (Heavy(k) || k.parallelism > 1) ? k.parallelism : 0; }
+
+// Gives each knob whole threads: the plan's cores rounded up for heavy
+// stages, one thread for light and idle ones; shrink where that overshoots
+// the budget; then hand spare cores one at a time to the stage that can
+// sustain least, so no core is left idle while a stage could use it.
 void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   for (auto& k : knobs) {
-    if (k.active && k.cost > 0) {
+    if (Heavy(k)) {
       k.parallelism = std::max(1, static_cast<int>(std::ceil(k.cores - 1e-6)));
       k.why = "the plan gives it " + Fmt("%.3g", k.cores) + " core(s)";
+    } else if (k.active && k.cost > 0) {
+      k.parallelism = 1;
+      k.why = "needs " + Fmt("%.2g", k.cores) + " core(s) at the planned rate: one thread, sharing a core";
     } else {
-      k.parallelism = std::max(1, k.current);
-      k.why = k.active ? "no measurable CPU cost: left as configured"
-                       : "under the cache: works only in the first epoch, left as configured";
+      k.parallelism = 1;
+      k.why = k.active ? "no measurable CPU cost: one thread"
+                       : "under the cache: works only in the first epoch, one thread";
     }
   }
-  auto total = [&] {
+  auto used = [&] {
     int t = 0;
-    for (const auto& k : knobs) t += k.parallelism;
+    for (const auto& k : knobs) t += Holds(k);
     return t;
   };
-  while (total() > budget) {
+  while (used() > budget) {
     Knob* victim = nullptr;
     for (auto& k : knobs) {
       if (k.parallelism > 1 && (!victim || k.Capacity(k.parallelism - 1) > victim->Capacity(victim->parallelism - 1))) {
         victim = &k;
       }
     }
-    if (victim == nullptr) break;  // every knob at 1 thread: cannot go lower
+    if (victim == nullptr) break;  // every knob at one thread: nothing to give back
     --victim->parallelism;
     if (victim->why.find("trimmed") == std::string::npos) victim->why += "; trimmed to fit the core budget";
   }
-  int spare = budget - total();
-  std::vector<Knob*> working;
-  for (auto& k : knobs) {
-    if (k.active && k.cost > 0) working.push_back(&k);
-  }
-  std::sort(working.begin(), working.end(), [](const Knob* a, const Knob* b) { return a->cost < b->cost; });
-  for (Knob* k : working) {
-    if (spare > 0 && k->parallelism == 1) {
-      ++k->parallelism;
-      --spare;
-      k->why += "; a spare core as a hedge";
+  while (true) {
+    const int spare = budget - used();
+    Knob* slowest = nullptr;
+    for (auto& k : knobs) {
+      if (!k.active || k.cost <= 0) continue;
+      const int cost = Holds(k) == 0 ? 2 : 1;  // a sharing stage starts holding both its threads
+      if (cost > spare) continue;
+      if (!slowest || k.Capacity(k.parallelism) < slowest->Capacity(slowest->parallelism)) slowest = &k;
     }
-  }
-  while (spare > 0 && !working.empty()) {
-    Knob* slowest = *std::min_element(working.begin(), working.end(), [](const Knob* a, const Knob* b) {
-      return a->Capacity(a->parallelism) < b->Capacity(b->parallelism);
-    });
+    if (slowest == nullptr) break;
     ++slowest->parallelism;
-    --spare;
-    if (slowest->why.find("spare cores") == std::string::npos) slowest->why += "; spare cores go to the slowest stage";
+    if (slowest->why.find("spare") == std::string::npos) slowest->why += "; spare cores go to the slowest stage";
   }
 }
 
@@ -198,7 +206,7 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
                                   "room for " + std::to_string(p) + " files read at once"});
       }
     }
-    result.parallel_cores += k.parallelism;
+    result.parallel_cores += Holds(k);
     if (p != k.current) {
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
       SetParallelism(node, p);
