@@ -511,6 +511,45 @@ TEST_CASE("Storage bandwidth comes from the calibrated curve at the readers' par
   CHECK(Rel(*r->disk_bandwidth, 30e6));
 }
 
+TEST_CASE("Max cores: sequential 1, parallel ops the machine, function nodes the cycle length", "[analysis][bounds]") {
+  TraceBuilder b(R"({"name": "caps", "nodes": [
+    {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"]}},
+    {"name": "read", "op": "tfrecord"},
+    {"name": "wide", "op": "interleave", "inputs": ["files"],
+     "interleave": {"function": "read", "cycle_length": 16, "parallelism": 4}},
+    {"name": "narrow_read", "op": "tfrecord"},
+    {"name": "narrow", "op": "interleave", "inputs": ["files"],
+     "interleave": {"function": "narrow_read", "cycle_length": 3, "parallelism": 2}},
+    {"name": "over", "op": "map", "inputs": ["wide"], "map": {"parallelism": 12, "udf": [{"op": "normalize"}]}},
+    {"name": "tail", "op": "prefetch", "inputs": ["over"], "prefetch": {"buffer_size": 1}}]})",
+                 8);
+  for (int t = 1; t <= 2; ++t) {
+    auto& s = b.Snapshot(t);
+    for (const char* n : {"files", "read", "wide", "narrow_read", "narrow", "over", "tail"}) {
+      TraceBuilder::Node(s, n, {100 * t, 800 * t, 10000000LL * t, 0, 100 * t});
+    }
+  }
+  auto r = b.Analyze();
+  REQUIRE(r.ok());
+  CHECK(N(*r, "files").max_cores == 1);
+  CHECK(N(*r, "tail").max_cores == 1);
+  CHECK(N(*r, "tail").limit == Limit::kSequential);
+  CHECK(N(*r, "wide").max_cores == 8);
+  CHECK(N(*r, "read").max_cores == 8);  // cycle_length 16 > 8 cores
+  CHECK(N(*r, "read").cores_now == 4);  // wide's 4 threads
+  CHECK(N(*r, "narrow_read").max_cores == 3);
+  CHECK(N(*r, "narrow_read").cores_now == 2);
+  CHECK(N(*r, "narrow_read").interleave == "narrow");
+  // Parallelism 12 on 8 cores: it already uses every core it can.
+  CHECK(N(*r, "over").cores_now == 8);
+  CHECK(N(*r, "over").limit == Limit::kSequential);
+  // Every node costs 0.01 s per 100 minibatches: 10,000 per core-second.
+  // The tightest cap is 1 core x 10,000 (files, tail), below 8 / (7 x 1e-4).
+  CHECK(Rel(*r->cpu_bound, 1e4));
+  CHECK(Rel(*r->cpu_bound_uncapped, 8 / 7e-4));
+  CHECK(r->cpu_bound_limit == "files");
+}
+
 TEST_CASE("Without caps the CPU bound is the closed form cores / sum(1/R_i)", "[analysis][bounds]") {
   auto r = AnalyzeTraceFile(Env::Default(), Testdata("cpu.json"), {});
   REQUIRE(r.ok());
