@@ -164,6 +164,7 @@ Cardinality Product(const Cardinality& a, const Cardinality& b) {
   c.lo = a.lo * b.lo;
   c.hi = a.hi * b.hi;
   c.exact = a.exact && b.exact;
+  c.interval_known = a.interval_known && b.interval_known;
   return c;
 }
 
@@ -456,6 +457,7 @@ Cardinality Modeler::ReaderCard(int i) {
     out.lo = nfiles.lo * std::max(0.0, rec_mean - half);
     out.hi = nfiles.hi * (rec_mean + half);
     out.exact = nfiles.exact && population && kd >= *population;
+    out.interval_known = out.exact || (k >= 2 && nfiles.interval_known);
     est.mean_records_per_file = rec_mean;
     est.mean_file_bytes = static_cast<double>(s->completed_file_bytes()) / kd;
     if (population) {
@@ -467,6 +469,7 @@ Cardinality Modeler::ReaderCard(int i) {
       est.dataset_bytes_lo = std::max(0.0, *est.dataset_bytes - t * est.dataset_bytes_stderr);
       est.dataset_bytes_hi = *est.dataset_bytes + t * est.dataset_bytes_stderr;
       est.exact = out.exact;
+      est.interval_known = out.exact || k >= 2;
     }
   }
   r_.sources.push_back(est);
@@ -791,6 +794,9 @@ void Modeler::Findings() {
     std::string t = "The files read by node " + s.node + " total " + units::FormatBytes(*s.dataset_bytes);
     if (s.exact) {
       t += " (all " + std::to_string(*s.files) + " files read)";
+    } else if (!s.interval_known) {
+      t += " (estimated from a single file of " + std::to_string(*s.files) +
+           ", which says nothing about their spread: read more files for an interval)";
     } else {
       t += " (95% interval " + units::FormatBytes(s.dataset_bytes_lo) + " to " +
            units::FormatBytes(s.dataset_bytes_hi) + ", estimated from " + std::to_string(s.files_completed) + " of " +

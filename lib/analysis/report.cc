@@ -49,7 +49,7 @@ Json NodeJson(const NodeModel& m) {
                           : m.cardinality.kind == Cardinality::Kind::kInfinite ? "infinite"
                                                                                : "unknown";
   j["cardinality_exact"] = m.cardinality.finite() && m.cardinality.exact;
-  if (m.cardinality.finite() && !m.cardinality.exact) {
+  if (m.cardinality.finite() && !m.cardinality.exact && m.cardinality.interval_known) {
     j["cardinality_interval"] = Json::array({Num(m.cardinality.lo), Num(m.cardinality.hi)});
     j["materialized_interval"] = m.materialized_lo ? Json::array({Num(*m.materialized_lo), Num(*m.materialized_hi)})
                                                    : Json(nullptr);
@@ -208,15 +208,16 @@ std::string FormatReportJson(const Report& r) {
   j["disk_bytes_per_minibatch"] = Num(r.disk_bytes_per_minibatch);
   Json sources = Json::array();
   for (const auto& s : r.sources) {
+    const bool known = s.dataset_bytes && s.interval_known;
     sources.push_back({{"node", s.node},
                        {"files", s.files ? Json(*s.files) : Json(nullptr)},
                        {"files_completed", s.files_completed},
                        {"mean_file_bytes", Num(s.mean_file_bytes)},
                        {"mean_records_per_file", Num(s.mean_records_per_file)},
                        {"dataset_bytes", Opt(s.dataset_bytes)},
-                       {"dataset_bytes_stderr", s.dataset_bytes ? Num(s.dataset_bytes_stderr) : Json(nullptr)},
-                       {"interval_multiplier", s.dataset_bytes ? Num(s.interval_multiplier) : Json(nullptr)},
-                       {"dataset_bytes_interval", s.dataset_bytes ? Json::array({Num(s.dataset_bytes_lo),
+                       {"dataset_bytes_stderr", known ? Num(s.dataset_bytes_stderr) : Json(nullptr)},
+                       {"interval_multiplier", known ? Num(s.interval_multiplier) : Json(nullptr)},
+                       {"dataset_bytes_interval", known ? Json::array({Num(s.dataset_bytes_lo),
                                                                                  Num(s.dataset_bytes_hi)})
                                                                   : Json(nullptr)},
                        {"exact", s.exact}});

@@ -204,6 +204,17 @@ TEST_CASE("Sampling: sizes +-2%: 1% of 1024 files and 5 of 50 land within 2% of 
   }
 }
 
+TEST_CASE("Sampling: a single file gives an estimate but no interval", "[analysis][sampling]") {
+  const SampleResult s = Sample(50, 1, 0.20, 5);
+  REQUIRE(s.est.dataset_bytes.has_value());
+  CHECK_FALSE(s.est.interval_known);
+  CHECK_FALSE(N(s.report, "read").cardinality.interval_known);
+  CHECK(HasFinding(s.report, "single file"));
+  const std::string json = FormatReportJson(s.report);
+  CHECK(json.find("\"dataset_bytes_interval\": null") != std::string::npos);
+  CHECK(json.find("\"cardinality_interval\": null") != std::string::npos);
+}
+
 TEST_CASE("Sampling: all files read gives the exact size and no interval", "[analysis][sampling]") {
   const SampleResult s = Sample(50, 50, 0.20, 3);
   CHECK(s.est.exact);
