@@ -171,8 +171,7 @@ StatusOr<Report> Analyze(const schema::TraceHeader& header, const SelectedWindow
                          const AnalysisOptions& options, const std::string& source);
 
 // Convenience over a whole trace in memory.
-StatusOr<Report> AnalyzeTrace(const schema::Trace& trace, const AnalysisOptions& options,
-                              const std::string& source);
+StatusOr<Report> AnalyzeTrace(const schema::Trace& trace, const AnalysisOptions& options, const std::string& source);
 
 // Reads a trace file (binary: streamed record by record; JSON: parsed
 // whole) and analyses it. A torn tail becomes a warning in the report.

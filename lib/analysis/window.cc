@@ -122,8 +122,7 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
   SelectedWindow w;
   w.snapshots_seen = seen_;
   if (time_problems_ > 0) {
-    warnings_.push_back(std::to_string(time_problems_) +
-                        " snapshot(s) do not move time forward and were skipped");
+    warnings_.push_back(std::to_string(time_problems_) + " snapshot(s) do not move time forward and were skipped");
   }
   for (const auto& name : unknown_nodes_) {
     warnings_.push_back("counters for node '" + name + "', which the program does not have, were ignored");
@@ -147,16 +146,17 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
     before_start_.reset();
   } else if (start_ && start_->wall_ns() == end_->wall_ns()) {
     if (explicit_start) {
-      return Status::InvalidArgument("the requested window holds a single snapshot (at " +
-                                     Seconds(end_->wall_ns()) + "); it needs two to measure rates");
+      return Status::InvalidArgument("the requested window holds a single snapshot (at " + Seconds(end_->wall_ns()) +
+                                     "); it needs two to measure rates");
     }
     if (before_start_) {
       warnings_.push_back("only one snapshot after the warm-up; the window starts at " +
                           Seconds(before_start_->wall_ns()) + ", inside the warm-up");
       start_ = std::move(before_start_);
     } else {
-      warnings_.push_back("the trace has a single snapshot; the window starts at the beginning of the run and "
-                          "includes warm-up");
+      warnings_.push_back(
+          "the trace has a single snapshot; the window starts at the beginning of the run and "
+          "includes warm-up");
       start_.reset();
     }
   }

@@ -58,9 +58,9 @@ void CheckRow(const json& report, const Row& row) {
   const json& n = Node(report, row.name);
   const std::string at = std::string(row.name) + ".";
   // Exactly the contract's keys are present (extras allowed).
-  for (const char* key : {"name", "op", "parallelism", "visit_ratio", "cpu_seconds_per_minibatch", "rate_per_core",
-                          "cores_used", "bytes_per_element", "disk_bytes_per_minibatch", "cardinality",
-                          "materialized_bytes", "cacheable", "random"}) {
+  for (const char* key :
+       {"name", "op", "parallelism", "visit_ratio", "cpu_seconds_per_minibatch", "rate_per_core", "cores_used",
+        "bytes_per_element", "disk_bytes_per_minibatch", "cardinality", "materialized_bytes", "cacheable", "random"}) {
     INFO(at << key);
     CHECK(n.contains(key));
   }
@@ -158,8 +158,8 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   CheckRow(r, {"decode", 32, 0.2, 5, 0.8, 602112, 0, card, card * 602112, false, true, 8, 1, 5, "cpu"});
   CheckRow(r, {"batch", 1, 0.015, 1 / 0.015, 0.06, 19267584, 0, 100, 100 * 19267584.0, false, false, 8, 1, 1 / 0.015,
                "cpu"});
-  CheckRow(r, {"prefetch", 1, 0.005, 200, 0.02, 19267584, 0, 100, 100 * 19267584.0, false, false, 1, 1, 200,
-               "sequential"});
+  CheckRow(
+      r, {"prefetch", 1, 0.005, 200, 0.02, 19267584, 0, 100, 100 * 19267584.0, false, false, 1, 1, 200, "sequential"});
 
   // The sampling interval: 3 of 8 files, records 400/440/360, sizes 40/44/36 MB.
   const double se_mean = 40 / std::sqrt(3.0) * std::sqrt(1 - 3 / 8.0);

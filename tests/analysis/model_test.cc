@@ -39,8 +39,7 @@ const NodeModel& N(const Report& r, const std::string& name) {
 
 // ---- The paper's ResNet storage example -----------------------------------
 
-TEST_CASE("ResNet storage example: dataset size, bytes per minibatch, minibatches per 100 MB/s",
-          "[analysis][paper]") {
+TEST_CASE("ResNet storage example: dataset size, bytes per minibatch, minibatches per 100 MB/s", "[analysis][paper]") {
   // 1024 TFRecord files (a glob the runtime resolved) of 1200 records of
   // 110 kB each; batch 128. 10 files were read to the end.
   TraceBuilder b(R"({"name": "resnet", "nodes": [
@@ -121,7 +120,8 @@ SampleResult Sample(int n, int k, double spread, uint32_t seed) {
     files += (i ? ", \"f" : "\"f") + std::to_string(i) + "\"";
   }
   TraceBuilder b(R"({"name": "sample", "nodes": [
-    {"name": "read", "op": "tfrecord", "tfrecord": {"files": [)" + files + R"(]}},
+    {"name": "read", "op": "tfrecord", "tfrecord": {"files": [)" +
+                 files + R"(]}},
     {"name": "batch", "op": "batch", "inputs": ["read"], "batch": {"batch_size": 100}}]})");
   int64_t bytes = 0, records = 0;
   double bytes_sq = 0, records_sq = 0;
@@ -161,8 +161,8 @@ SampleResult Sample(int n, int k, double spread, uint32_t seed) {
 void CheckWithinThreeStandardErrors(int n, int k) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const SampleResult s = Sample(n, k, 0.20, seed);
-    INFO("n " << n << " k " << k << " seed " << seed << ": estimate " << *s.est.dataset_bytes << " truth "
-              << s.truth << " standard error " << s.true_stderr << " (reported " << s.est.dataset_bytes_stderr << ")");
+    INFO("n " << n << " k " << k << " seed " << seed << ": estimate " << *s.est.dataset_bytes << " truth " << s.truth
+              << " standard error " << s.true_stderr << " (reported " << s.est.dataset_bytes_stderr << ")");
     REQUIRE(s.est.dataset_bytes.has_value());
     CHECK(s.est.files == n);
     CHECK(s.est.files_completed == k);
@@ -323,8 +323,7 @@ TEST_CASE("Randomness comes from declared random ops, not from attributes named 
   CHECK(r.cache_node == "seed");
 }
 
-TEST_CASE("Randomness: shuffle and shuffled list_files make everything above them uncacheable",
-          "[analysis][design8]") {
+TEST_CASE("Randomness: shuffle and shuffled list_files make everything above them uncacheable", "[analysis][design8]") {
   const Report r = Flat(R"({"name": "shuf", "nodes": [
     {"name": "source", "op": "range", "range": {"stop": 1000}},
     {"name": "mix", "op": "shuffle", "inputs": ["source"], "shuffle": {"buffer_size": 10}},
