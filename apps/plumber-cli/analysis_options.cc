@@ -34,7 +34,8 @@ StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags) {
   }
   if (!flags.disk_bandwidth.empty()) {
     PLUMBER_ASSIGN_OR_RETURN(double bw, units::ParseRate(flags.disk_bandwidth));
-    if (!(bw > 0)) return Status::InvalidArgument("--disk-bandwidth must be positive, got '" + flags.disk_bandwidth + "'");
+    if (!(bw > 0))
+      return Status::InvalidArgument("--disk-bandwidth must be positive, got '" + flags.disk_bandwidth + "'");
     opt.disk_bandwidth_bytes_per_s = bw;
   }
   return analysis::AnalyzeTraceFile(Env::Default(), flags.trace, opt);

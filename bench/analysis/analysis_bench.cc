@@ -117,8 +117,10 @@ int Main(int argc, char** argv) {
   const std::string wide_path = dir + "/wide.pb";
 
   auto t0 = Clock::now();
-  if (Status s = WriteBenchTrace(big, nodes, snapshots); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
-  if (Status s = WriteBenchTrace(wide_path, wide, 20); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
+  if (Status s = WriteBenchTrace(big, nodes, snapshots); !s.ok())
+    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
+  if (Status s = WriteBenchTrace(wide_path, wide, 20); !s.ok())
+    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
   auto t1 = Clock::now();
   std::printf("generated %d nodes x %d snapshots (%.0f MB) in %.2f s\n", nodes, snapshots,
               std::filesystem::file_size(big) / 1e6, Seconds(t0, t1));

@@ -164,6 +164,7 @@ Cardinality Product(const Cardinality& a, const Cardinality& b) {
   c.lo = a.lo * b.lo;
   c.hi = a.hi * b.hi;
   c.exact = a.exact && b.exact;
+  c.interval_known = a.interval_known && b.interval_known;
   return c;
 }
 
@@ -171,12 +172,12 @@ Cardinality Product(const Cardinality& a, const Cardinality& b) {
 // spread of a handful of files is itself uncertain, so with 3 files the
 // interval must be wider than the normal 1.96 standard errors.
 double T975(int64_t df) {
-  static constexpr double kTable[] = {
-      12.706204736175, 4.302652729749, 3.182446305284, 2.776445105198, 2.570581835636, 2.446911851145,
-      2.364624251593,  2.306004135204, 2.262157162798, 2.228138851986, 2.200985160092, 2.178812829667,
-      2.160368656463,  2.144786687918, 2.131449545560, 2.119905299221, 2.109815577833, 2.100922040241,
-      2.093024054408,  2.085963447266, 2.079613844728, 2.073873067904, 2.068657610419, 2.063898561628,
-      2.059538552753,  2.055529438643, 2.051830516480, 2.048407141795, 2.045229642133, 2.042272456301};
+  static constexpr double kTable[] = {12.706204736175, 4.302652729749, 3.182446305284, 2.776445105198, 2.570581835636,
+                                      2.446911851145,  2.364624251593, 2.306004135204, 2.262157162798, 2.228138851986,
+                                      2.200985160092,  2.178812829667, 2.160368656463, 2.144786687918, 2.131449545560,
+                                      2.119905299221,  2.109815577833, 2.100922040241, 2.093024054408, 2.085963447266,
+                                      2.079613844728,  2.073873067904, 2.068657610419, 2.063898561628, 2.059538552753,
+                                      2.055529438643,  2.051830516480, 2.048407141795, 2.045229642133, 2.042272456301};
   if (df < 1) return kTable[0];
   if (df <= 30) return kTable[df - 1];
   // Cornish-Fisher expansion around the normal quantile; < 0.1% off past 30.
@@ -404,8 +405,7 @@ void Modeler::Rates() {
 
 Cardinality Modeler::ReaderCard(int i) {
   const schema::Node& node = *g_.nodes[i];
-  const auto& files = OpParams(node) == PC::kTfrecord ? node.tfrecord().files()
-                                                                     : node.text_line().files();
+  const auto& files = OpParams(node) == PC::kTfrecord ? node.tfrecord().files() : node.text_line().files();
   // Files per pass of this node (per opened dataset inside a function), and
   // the population the completed files were sampled from.
   Cardinality nfiles;
@@ -422,8 +422,7 @@ Cardinality Modeler::ReaderCard(int i) {
   if (nfiles.finite()) {
     population = nfiles.value;
     if (g_.owner[i] >= 0) {
-      const Cardinality opened = g_.inputs[g_.owner[i]].empty() ? Unknown("")
-                                                                 : Total(g_.inputs[g_.owner[i]][0]);
+      const Cardinality opened = g_.inputs[g_.owner[i]].empty() ? Unknown("") : Total(g_.inputs[g_.owner[i]][0]);
       population = opened.finite() ? std::optional<double>(nfiles.value * opened.value) : std::nullopt;
     }
   }
@@ -448,8 +447,8 @@ Cardinality Modeler::ReaderCard(int i) {
       return std::sqrt(std::max(0.0, (sumsq - sum * sum / kd) / (kd - 1)));
     };
     const double rec_mean = static_cast<double>(s->completed_file_records()) / kd;
-    const double rec_se = spread(static_cast<double>(s->completed_file_records()), s->completed_file_records_sq()) /
-                          std::sqrt(kd) * fpc;
+    const double rec_se =
+        spread(static_cast<double>(s->completed_file_records()), s->completed_file_records_sq()) / std::sqrt(kd) * fpc;
     const double t = T975(k - 1);
     const double half = t * rec_se;
     out.kind = Kind::kFinite;
@@ -457,6 +456,7 @@ Cardinality Modeler::ReaderCard(int i) {
     out.lo = nfiles.lo * std::max(0.0, rec_mean - half);
     out.hi = nfiles.hi * (rec_mean + half);
     out.exact = nfiles.exact && population && kd >= *population;
+    out.interval_known = out.exact || (k >= 2 && nfiles.interval_known);
     est.mean_records_per_file = rec_mean;
     est.mean_file_bytes = static_cast<double>(s->completed_file_bytes()) / kd;
     if (population) {
@@ -468,6 +468,7 @@ Cardinality Modeler::ReaderCard(int i) {
       est.dataset_bytes_lo = std::max(0.0, *est.dataset_bytes - t * est.dataset_bytes_stderr);
       est.dataset_bytes_hi = *est.dataset_bytes + t * est.dataset_bytes_stderr;
       est.exact = out.exact;
+      est.interval_known = out.exact || k >= 2;
     }
   }
   r_.sources.push_back(est);
@@ -533,7 +534,8 @@ Cardinality Modeler::Card(int i) {
       case CardinalityRule::kTakes: {
         const double count = static_cast<double>(node.take().count());
         c = input();
-        if (count >= 0) c = c.kind == Kind::kInfinite ? Exact(count) : Map(c, [&](double x) { return std::min(x, count); });
+        if (count >= 0)
+          c = c.kind == Kind::kInfinite ? Exact(count) : Map(c, [&](double x) { return std::min(x, count); });
         break;
       }
       case CardinalityRule::kSkips: {
@@ -697,7 +699,8 @@ void Modeler::Ranking() {
     } else {
       m.scaled_rate = cpu;
       m.limit = Limit::kCpu;
-      m.limit_text = "CPU at " + cores(m.cores_now) + "; could use up to " + Num(m.max_cores) + " (" + m.cap_reason + ")";
+      m.limit_text =
+          "CPU at " + cores(m.cores_now) + "; could use up to " + Num(m.max_cores) + " (" + m.cap_reason + ")";
     }
   }
   std::vector<int> order(r_.nodes.size());
@@ -714,7 +717,8 @@ void Modeler::Ranking() {
 
 void Modeler::Cache() {
   for (const auto& s : window_.end.nodes()) {
-    if (g_.Find(s.name()) >= 0) r_.buffered_bytes += static_cast<uint64_t>(std::max<int64_t>(0, s.peak_buffered_bytes()));
+    if (g_.Find(s.name()) >= 0)
+      r_.buffered_bytes += static_cast<uint64_t>(std::max<int64_t>(0, s.peak_buffered_bytes()));
   }
   const double free_bytes = static_cast<double>(r_.memory_bytes) - static_cast<double>(r_.buffered_bytes);
   r_.cache_budget_bytes = std::max(0.0, free_bytes) * opt_.cache_memory_fraction;
@@ -736,16 +740,15 @@ void Modeler::Cache() {
 void Modeler::Findings() {
   auto& f = r_.findings;
   auto rate = [](double x) { return Num(x) + " minibatches/s"; };
-  f.push_back("Observed " + rate(r_.observed_throughput) + " (" + std::to_string(r_.minibatches) +
-              " minibatches in " + units::FormatSeconds(r_.window_seconds) + ", from " +
-              units::FormatSeconds(r_.window_start_seconds) + " to " + units::FormatSeconds(r_.window_end_seconds) +
-              ").");
+  f.push_back("Observed " + rate(r_.observed_throughput) + " (" + std::to_string(r_.minibatches) + " minibatches in " +
+              units::FormatSeconds(r_.window_seconds) + ", from " + units::FormatSeconds(r_.window_start_seconds) +
+              " to " + units::FormatSeconds(r_.window_end_seconds) + ").");
   if (r_.consumer_wait_seconds) {
     // The paper counts a job input-bound once the mean wait per step passes
     // tens of microseconds.
     const bool stalled = *r_.consumer_wait_seconds > 50e-6;
-    f.push_back("The consumer waited " + units::FormatSeconds(*r_.consumer_wait_seconds) + " per minibatch on average (" +
-                Num(100 * *r_.consumer_wait_fraction) + "% of the window): " +
+    f.push_back("The consumer waited " + units::FormatSeconds(*r_.consumer_wait_seconds) +
+                " per minibatch on average (" + Num(100 * *r_.consumer_wait_fraction) + "% of the window): " +
                 (stalled ? "the input pipeline holds training back." : "the input pipeline keeps up."));
   }
   if (const NodeModel* b = r_.Find(r_.bottleneck)) {
@@ -792,6 +795,9 @@ void Modeler::Findings() {
     std::string t = "The files read by node " + s.node + " total " + units::FormatBytes(*s.dataset_bytes);
     if (s.exact) {
       t += " (all " + std::to_string(*s.files) + " files read)";
+    } else if (!s.interval_known) {
+      t += " (estimated from a single file of " + std::to_string(*s.files) +
+           ", which says nothing about their spread: read more files for an interval)";
     } else {
       t += " (95% interval " + units::FormatBytes(s.dataset_bytes_lo) + " to " +
            units::FormatBytes(s.dataset_bytes_hi) + ", estimated from " + std::to_string(s.files_completed) + " of " +
@@ -878,8 +884,7 @@ StatusOr<Report> Analyze(const schema::TraceHeader& header, const SelectedWindow
   return modeler.Run();
 }
 
-StatusOr<Report> AnalyzeTrace(const schema::Trace& trace, const AnalysisOptions& options,
-                              const std::string& source) {
+StatusOr<Report> AnalyzeTrace(const schema::Trace& trace, const AnalysisOptions& options, const std::string& source) {
   if (!trace.has_header()) return Status::InvalidArgument(source + ": the trace has no header");
   WindowSelector selector(options.window, trace.header().options().warmup_seconds(), NodeNames(trace.header()));
   for (const auto& s : trace.snapshots()) {

@@ -41,6 +41,9 @@ struct Cardinality {
   double lo = 0;
   double hi = 0;
   bool exact = false;
+  // False when estimated from a single file: one file shows no spread, so
+  // lo and hi mean nothing.
+  bool interval_known = true;
   // Why it is unknown or infinite, in plain language.
   std::string why;
 
@@ -110,6 +113,8 @@ struct SourceEstimate {
   // The 95% interval is +- this many standard errors (Student's t with
   // files_completed - 1 degrees of freedom).
   double interval_multiplier = 0;
+  // False with a single completed file (no spread to measure).
+  bool interval_known = true;
   double dataset_bytes_lo = 0;
   double dataset_bytes_hi = 0;
   bool exact = false;
@@ -170,8 +175,7 @@ StatusOr<Report> Analyze(const schema::TraceHeader& header, const SelectedWindow
                          const AnalysisOptions& options, const std::string& source);
 
 // Convenience over a whole trace in memory.
-StatusOr<Report> AnalyzeTrace(const schema::Trace& trace, const AnalysisOptions& options,
-                              const std::string& source);
+StatusOr<Report> AnalyzeTrace(const schema::Trace& trace, const AnalysisOptions& options, const std::string& source);
 
 // Reads a trace file (binary: streamed record by record; JSON: parsed
 // whole) and analyses it. A torn tail becomes a warning in the report.

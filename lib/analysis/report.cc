@@ -49,10 +49,10 @@ Json NodeJson(const NodeModel& m) {
                           : m.cardinality.kind == Cardinality::Kind::kInfinite ? "infinite"
                                                                                : "unknown";
   j["cardinality_exact"] = m.cardinality.finite() && m.cardinality.exact;
-  if (m.cardinality.finite() && !m.cardinality.exact) {
+  if (m.cardinality.finite() && !m.cardinality.exact && m.cardinality.interval_known) {
     j["cardinality_interval"] = Json::array({Num(m.cardinality.lo), Num(m.cardinality.hi)});
-    j["materialized_interval"] = m.materialized_lo ? Json::array({Num(*m.materialized_lo), Num(*m.materialized_hi)})
-                                                   : Json(nullptr);
+    j["materialized_interval"] =
+        m.materialized_lo ? Json::array({Num(*m.materialized_lo), Num(*m.materialized_hi)}) : Json(nullptr);
   } else {
     j["cardinality_interval"] = nullptr;
     j["materialized_interval"] = nullptr;
@@ -129,15 +129,16 @@ struct Table {
 
 Table RankedTable(const Report& r) {
   Table t;
-  t.head = {"RANK", "NODE", "OP", "PAR", "VISITS", "CPU MS/MB", "RATE/CORE", "CORES USED", "SCALED RATE", "BYTES/EL",
-            "MATERIALIZED", "CACHEABLE", "LIMIT"};
+  t.head = {"RANK",       "NODE",        "OP",       "PAR",          "VISITS",    "CPU MS/MB", "RATE/CORE",
+            "CORES USED", "SCALED RATE", "BYTES/EL", "MATERIALIZED", "CACHEABLE", "LIMIT"};
   int rank = 0;
   for (const auto& name : r.ranking) {
     const NodeModel* m = r.Find(name);
     t.rows.push_back({std::to_string(++rank), m->name, m->op, std::to_string(m->parallelism), Fmt(m->visit_ratio),
                       Fmt(m->cpu_seconds_per_minibatch * 1e3), Fmt(m->rate_per_core, "unbounded"), Fmt(m->cores_used),
                       m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"),
-                      m->bytes_per_element ? units::FormatBytes(*m->bytes_per_element) : "-", CardText(*m), m->cacheable ? "yes" : "no", LimitName(m->limit)});
+                      m->bytes_per_element ? units::FormatBytes(*m->bytes_per_element) : "-", CardText(*m),
+                      m->cacheable ? "yes" : "no", LimitName(m->limit)});
   }
   return t;
 }
@@ -152,10 +153,10 @@ std::vector<std::pair<std::string, std::string>> Summary(const Report& r) {
   machine += r.disk_bandwidth ? units::FormatRate(*r.disk_bandwidth) + " (" + r.disk_bandwidth_from + ")" : "unknown";
   s.push_back({"machine", machine});
   s.push_back({"observed throughput", Fmt(r.observed_throughput) + " minibatches/s"});
-  s.push_back({"predicted throughput",
-               r.predicted_throughput ? Rate(r.predicted_throughput) + " (" +
-                                            (r.predicted_limit == "disk" ? "storage-bound" : "CPU-bound") + ")"
-                                      : "unbounded"});
+  s.push_back({"predicted throughput", r.predicted_throughput
+                                           ? Rate(r.predicted_throughput) + " (" +
+                                                 (r.predicted_limit == "disk" ? "storage-bound" : "CPU-bound") + ")"
+                                           : "unbounded"});
   std::string cpu = Rate(r.cpu_bound);
   if (r.cpu_bound) cpu += r.cpu_bound_limit == "cores" ? " (all cores)" : " (" + r.cpu_bound_limit + "'s cap)";
   std::string disk = r.disk_bound                     ? Rate(r.disk_bound)
@@ -164,10 +165,9 @@ std::vector<std::pair<std::string, std::string>> Summary(const Report& r) {
   s.push_back({"bounds", "CPU " + cpu + ", storage " + disk});
   const NodeModel* b = r.Find(r.bottleneck);
   s.push_back({"bottleneck", b ? b->name + " (" + b->limit_text + ")" : "none"});
-  s.push_back({"cache", r.cache_node.empty()
-                            ? "none fits " + units::FormatBytes(r.cache_budget_bytes)
-                            : r.cache_node + " (" + units::FormatBytes(r.cache_bytes) + " of a " +
-                                  units::FormatBytes(r.cache_budget_bytes) + " budget)"});
+  s.push_back({"cache", r.cache_node.empty() ? "none fits " + units::FormatBytes(r.cache_budget_bytes)
+                                             : r.cache_node + " (" + units::FormatBytes(r.cache_bytes) + " of a " +
+                                                   units::FormatBytes(r.cache_budget_bytes) + " budget)"});
   return s;
 }
 
@@ -208,17 +208,17 @@ std::string FormatReportJson(const Report& r) {
   j["disk_bytes_per_minibatch"] = Num(r.disk_bytes_per_minibatch);
   Json sources = Json::array();
   for (const auto& s : r.sources) {
+    const bool known = s.dataset_bytes && s.interval_known;
     sources.push_back({{"node", s.node},
                        {"files", s.files ? Json(*s.files) : Json(nullptr)},
                        {"files_completed", s.files_completed},
                        {"mean_file_bytes", Num(s.mean_file_bytes)},
                        {"mean_records_per_file", Num(s.mean_records_per_file)},
                        {"dataset_bytes", Opt(s.dataset_bytes)},
-                       {"dataset_bytes_stderr", s.dataset_bytes ? Num(s.dataset_bytes_stderr) : Json(nullptr)},
-                       {"interval_multiplier", s.dataset_bytes ? Num(s.interval_multiplier) : Json(nullptr)},
-                       {"dataset_bytes_interval", s.dataset_bytes ? Json::array({Num(s.dataset_bytes_lo),
-                                                                                 Num(s.dataset_bytes_hi)})
-                                                                  : Json(nullptr)},
+                       {"dataset_bytes_stderr", known ? Num(s.dataset_bytes_stderr) : Json(nullptr)},
+                       {"interval_multiplier", known ? Num(s.interval_multiplier) : Json(nullptr)},
+                       {"dataset_bytes_interval",
+                        known ? Json::array({Num(s.dataset_bytes_lo), Num(s.dataset_bytes_hi)}) : Json(nullptr)},
                        {"exact", s.exact}});
   }
   j["sources"] = sources;

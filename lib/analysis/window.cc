@@ -9,19 +9,25 @@
 #include "base/units.h"
 
 namespace plumber::analysis {
+
 namespace {
 
-using Getter = int64_t (schema::NodeStats::*)() const;
 // The cumulative counters that must never decrease (trace_check.cc checks
-// the same set for `plumber validate`).
-constexpr Getter kCumulative[] = {
-    &schema::NodeStats::elements_produced, &schema::NodeStats::elements_consumed,
-    &schema::NodeStats::bytes_produced,    &schema::NodeStats::bytes_consumed,
-    &schema::NodeStats::active_cpu_ns,     &schema::NodeStats::wall_ns,
-    &schema::NodeStats::storage_bytes_read, &schema::NodeStats::files_opened,
-    &schema::NodeStats::files_completed,   &schema::NodeStats::completed_file_bytes,
-    &schema::NodeStats::completed_file_records,
-};
+// the same set for `plumber validate`). Read directly rather than through
+// pointers to members: this runs for every node of every snapshot.
+void ReadCumulative(const schema::NodeStats& s, int64_t (&out)[WindowSelector::kCounters]) {
+  out[0] = s.elements_produced();
+  out[1] = s.elements_consumed();
+  out[2] = s.bytes_produced();
+  out[3] = s.bytes_consumed();
+  out[4] = s.active_cpu_ns();
+  out[5] = s.wall_ns();
+  out[6] = s.storage_bytes_read();
+  out[7] = s.files_opened();
+  out[8] = s.files_completed();
+  out[9] = s.completed_file_bytes();
+  out[10] = s.completed_file_records();
+}
 
 std::string Seconds(int64_t ns) { return units::FormatSeconds(static_cast<double>(ns) * 1e-9); }
 
@@ -73,13 +79,14 @@ void WindowSelector::Check(const schema::Snapshot& s, bool in_window) {
       position_cache_[j] = idx;
     }
     NodeTrack& t = tracks_[idx];
+    int64_t now[kCounters];
+    ReadCumulative(stats, now);
     for (int c = 0; c < kCounters; ++c) {
-      const int64_t v = (stats.*kCumulative[c])();
-      if (t.seen && v < t.last[c]) {
+      if (t.seen && now[c] < t.last[c]) {
         t.went_backwards = true;
         if (in_window) t.backwards_in_window = true;
       }
-      t.last[c] = v;
+      t.last[c] = now[c];
     }
     t.seen = true;
   }
@@ -102,7 +109,7 @@ void WindowSelector::Add(schema::Snapshot* snapshot) {
   Check(*snapshot, start_ && !after_end);
   if (after_end) return;
   if (wall < start_ns) {
-    before_start_.emplace();
+    if (!before_start_) before_start_.emplace();
     before_start_->Swap(snapshot);
     return;
   }
@@ -115,8 +122,7 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
   SelectedWindow w;
   w.snapshots_seen = seen_;
   if (time_problems_ > 0) {
-    warnings_.push_back(std::to_string(time_problems_) +
-                        " snapshot(s) do not move time forward and were skipped");
+    warnings_.push_back(std::to_string(time_problems_) + " snapshot(s) do not move time forward and were skipped");
   }
   for (const auto& name : unknown_nodes_) {
     warnings_.push_back("counters for node '" + name + "', which the program does not have, were ignored");
@@ -140,16 +146,17 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
     before_start_.reset();
   } else if (start_ && start_->wall_ns() == end_->wall_ns()) {
     if (explicit_start) {
-      return Status::InvalidArgument("the requested window holds a single snapshot (at " +
-                                     Seconds(end_->wall_ns()) + "); it needs two to measure rates");
+      return Status::InvalidArgument("the requested window holds a single snapshot (at " + Seconds(end_->wall_ns()) +
+                                     "); it needs two to measure rates");
     }
     if (before_start_) {
       warnings_.push_back("only one snapshot after the warm-up; the window starts at " +
                           Seconds(before_start_->wall_ns()) + ", inside the warm-up");
       start_ = std::move(before_start_);
     } else {
-      warnings_.push_back("the trace has a single snapshot; the window starts at the beginning of the run and "
-                          "includes warm-up");
+      warnings_.push_back(
+          "the trace has a single snapshot; the window starts at the beginning of the run and "
+          "includes warm-up");
       start_.reset();
     }
   }

@@ -51,8 +51,11 @@ class WindowSelector {
   // Fails (InvalidArgument) when no window with elapsed time exists.
   StatusOr<SelectedWindow> Finish();
 
- private:
+ public:
+  // Cumulative counters checked per node (see window.cc).
   static constexpr int kCounters = 11;
+
+ private:
   struct NodeTrack {
     int64_t last[kCounters] = {};
     bool seen = false;

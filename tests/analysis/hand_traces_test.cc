@@ -56,15 +56,18 @@ struct Row {
 
 void CheckRow(const json& report, const Row& row) {
   const json& n = Node(report, row.name);
+  const double c0 = report["window"]["minibatches"].get<double>();
   const std::string at = std::string(row.name) + ".";
   // Exactly the contract's keys are present (extras allowed).
-  for (const char* key : {"name", "op", "parallelism", "visit_ratio", "cpu_seconds_per_minibatch", "rate_per_core",
-                          "cores_used", "bytes_per_element", "disk_bytes_per_minibatch", "cardinality",
-                          "materialized_bytes", "cacheable", "random"}) {
+  for (const char* key :
+       {"name", "op", "parallelism", "visit_ratio", "cpu_seconds_per_minibatch", "rate_per_core", "cores_used",
+        "bytes_per_element", "disk_bytes_per_minibatch", "cardinality", "materialized_bytes", "cacheable", "random"}) {
     INFO(at << key);
     CHECK(n.contains(key));
   }
   Near(n["visit_ratio"], row.visit_ratio, at + "visit_ratio");
+  Near(n["elements"], row.visit_ratio * c0, at + "elements");
+  Near(n["cpu_seconds"], row.cpu_per_mb * c0, at + "cpu_seconds");
   Near(n["cpu_seconds_per_minibatch"], row.cpu_per_mb, at + "cpu_seconds_per_minibatch");
   if (row.rate) {
     Near(n["rate_per_core"], *row.rate, at + "rate_per_core");
@@ -117,6 +120,8 @@ TEST_CASE("cpu.json: every number of the report equals the README's hand computa
   CHECK(r["machine"]["memory_bytes"] == 6000000000LL);
   CHECK(r["machine"]["disk_bandwidth_bytes_per_s"].is_null());
   Near(r["machine"]["cache_budget_bytes"], 6e9 * 0.9, "budget");
+  CHECK(r["machine"]["buffered_bytes"] == 0);
+  CHECK(r["machine"]["total_memory_bytes"] == 8000000000LL);
   CHECK(r["nodes"].size() == 3);
   CheckRow(r, {"source", 32, 0.72 / 120, 120 / 0.72, 0.72 / 4, 8, 0, 100000, 800000, true, false, 1, 1, 120 / 0.72,
                "sequential"});
@@ -150,6 +155,8 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   CHECK(r["machine"]["memory_bytes"] == 12000000000LL);
   Near(r["machine"]["disk_bandwidth_bytes_per_s"], 1e8, "B");
   Near(r["machine"]["cache_budget_bytes"], (12e9 - 200000 - 2.0 * 19267584) * 0.9, "budget");
+  CHECK(r["machine"]["buffered_bytes"] == 200000 + 2 * 19267584);
+  CHECK(r["machine"]["total_memory_bytes"] == 16000000000LL);
 
   const double card = 8 * 400.0;
   CheckRow(r, {"files", 3 / 32.0, 0, std::nullopt, 0, 21, 0, 8, 168, true, false, 1, 1, std::nullopt, "none"});
@@ -158,8 +165,8 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   CheckRow(r, {"decode", 32, 0.2, 5, 0.8, 602112, 0, card, card * 602112, false, true, 8, 1, 5, "cpu"});
   CheckRow(r, {"batch", 1, 0.015, 1 / 0.015, 0.06, 19267584, 0, 100, 100 * 19267584.0, false, false, 8, 1, 1 / 0.015,
                "cpu"});
-  CheckRow(r, {"prefetch", 1, 0.005, 200, 0.02, 19267584, 0, 100, 100 * 19267584.0, false, false, 1, 1, 200,
-               "sequential"});
+  CheckRow(
+      r, {"prefetch", 1, 0.005, 200, 0.02, 19267584, 0, 100, 100 * 19267584.0, false, false, 1, 1, 200, "sequential"});
 
   // The sampling interval: 3 of 8 files, records 400/440/360, sizes 40/44/36 MB.
   const double se_mean = 40 / std::sqrt(3.0) * std::sqrt(1 - 3 / 8.0);
@@ -167,6 +174,10 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   const json& read = Node(r, "read");
   Near(read["cardinality_interval"][0], 8 * (400 - t2 * se_mean), "read cardinality lo");
   Near(read["cardinality_interval"][1], 8 * (400 + t2 * se_mean), "read cardinality hi");
+  Near(read["materialized_interval"][0], 8 * (400 - t2 * se_mean) * 100000, "read materialized lo");
+  Near(read["materialized_interval"][1], 8 * (400 + t2 * se_mean) * 100000, "read materialized hi");
+  CHECK(Node(r, "files")["cardinality_interval"].is_null());
+  CHECK(Node(r, "files")["cardinality_exact"] == true);
   const json& batch = Node(r, "batch");
   Near(batch["cardinality_interval"][0], std::floor(8 * (400 - t2 * se_mean) / 32), "batch cardinality lo");
   Near(batch["cardinality_interval"][1], std::floor(8 * (400 + t2 * se_mean) / 32), "batch cardinality hi");
@@ -176,6 +187,8 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   CHECK(src["files"] == 8);
   CHECK(src["files_completed"] == 3);
   Near(src["dataset_bytes"], 3.2e8, "dataset bytes");
+  Near(src["mean_file_bytes"], 40e6, "mean file bytes");
+  Near(src["mean_records_per_file"], 400, "mean records per file");
   const double se_bytes = 8 * 4e6 / std::sqrt(3.0) * std::sqrt(5 / 8.0);
   Near(src["dataset_bytes_stderr"], se_bytes, "dataset stderr");
   Near(src["dataset_bytes_interval"][0], 3.2e8 - t2 * se_bytes, "dataset lo");

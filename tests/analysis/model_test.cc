@@ -39,8 +39,7 @@ const NodeModel& N(const Report& r, const std::string& name) {
 
 // ---- The paper's ResNet storage example -----------------------------------
 
-TEST_CASE("ResNet storage example: dataset size, bytes per minibatch, minibatches per 100 MB/s",
-          "[analysis][paper]") {
+TEST_CASE("ResNet storage example: dataset size, bytes per minibatch, minibatches per 100 MB/s", "[analysis][paper]") {
   // 1024 TFRecord files (a glob the runtime resolved) of 1200 records of
   // 110 kB each; batch 128. 10 files were read to the end.
   TraceBuilder b(R"({"name": "resnet", "nodes": [
@@ -121,7 +120,8 @@ SampleResult Sample(int n, int k, double spread, uint32_t seed) {
     files += (i ? ", \"f" : "\"f") + std::to_string(i) + "\"";
   }
   TraceBuilder b(R"({"name": "sample", "nodes": [
-    {"name": "read", "op": "tfrecord", "tfrecord": {"files": [)" + files + R"(]}},
+    {"name": "read", "op": "tfrecord", "tfrecord": {"files": [)" +
+                 files + R"(]}},
     {"name": "batch", "op": "batch", "inputs": ["read"], "batch": {"batch_size": 100}}]})");
   int64_t bytes = 0, records = 0;
   double bytes_sq = 0, records_sq = 0;
@@ -161,8 +161,8 @@ SampleResult Sample(int n, int k, double spread, uint32_t seed) {
 void CheckWithinThreeStandardErrors(int n, int k) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const SampleResult s = Sample(n, k, 0.20, seed);
-    INFO("n " << n << " k " << k << " seed " << seed << ": estimate " << *s.est.dataset_bytes << " truth "
-              << s.truth << " standard error " << s.true_stderr << " (reported " << s.est.dataset_bytes_stderr << ")");
+    INFO("n " << n << " k " << k << " seed " << seed << ": estimate " << *s.est.dataset_bytes << " truth " << s.truth
+              << " standard error " << s.true_stderr << " (reported " << s.est.dataset_bytes_stderr << ")");
     REQUIRE(s.est.dataset_bytes.has_value());
     CHECK(s.est.files == n);
     CHECK(s.est.files_completed == k);
@@ -202,6 +202,17 @@ TEST_CASE("Sampling: sizes +-2%: 1% of 1024 files and 5 of 50 land within 2% of 
       CHECK(std::fabs(*s.est.dataset_bytes - s.truth) / s.truth < 0.02);
     }
   }
+}
+
+TEST_CASE("Sampling: a single file gives an estimate but no interval", "[analysis][sampling]") {
+  const SampleResult s = Sample(50, 1, 0.20, 5);
+  REQUIRE(s.est.dataset_bytes.has_value());
+  CHECK_FALSE(s.est.interval_known);
+  CHECK_FALSE(N(s.report, "read").cardinality.interval_known);
+  CHECK(HasFinding(s.report, "single file"));
+  const std::string json = FormatReportJson(s.report);
+  CHECK(json.find("\"dataset_bytes_interval\": null") != std::string::npos);
+  CHECK(json.find("\"cardinality_interval\": null") != std::string::npos);
 }
 
 TEST_CASE("Sampling: all files read gives the exact size and no interval", "[analysis][sampling]") {
@@ -312,8 +323,7 @@ TEST_CASE("Randomness comes from declared random ops, not from attributes named 
   CHECK(r.cache_node == "seed");
 }
 
-TEST_CASE("Randomness: shuffle and shuffled list_files make everything above them uncacheable",
-          "[analysis][design8]") {
+TEST_CASE("Randomness: shuffle and shuffled list_files make everything above them uncacheable", "[analysis][design8]") {
   const Report r = Flat(R"({"name": "shuf", "nodes": [
     {"name": "source", "op": "range", "range": {"stop": 1000}},
     {"name": "mix", "op": "shuffle", "inputs": ["source"], "shuffle": {"buffer_size": 10}},
@@ -509,6 +519,45 @@ TEST_CASE("Storage bandwidth comes from the calibrated curve at the readers' par
   r = b.Analyze();
   REQUIRE(r.ok());
   CHECK(Rel(*r->disk_bandwidth, 30e6));
+}
+
+TEST_CASE("Max cores: sequential 1, parallel ops the machine, function nodes the cycle length", "[analysis][bounds]") {
+  TraceBuilder b(R"({"name": "caps", "nodes": [
+    {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"]}},
+    {"name": "read", "op": "tfrecord"},
+    {"name": "wide", "op": "interleave", "inputs": ["files"],
+     "interleave": {"function": "read", "cycle_length": 16, "parallelism": 4}},
+    {"name": "narrow_read", "op": "tfrecord"},
+    {"name": "narrow", "op": "interleave", "inputs": ["files"],
+     "interleave": {"function": "narrow_read", "cycle_length": 3, "parallelism": 2}},
+    {"name": "over", "op": "map", "inputs": ["wide"], "map": {"parallelism": 12, "udf": [{"op": "normalize"}]}},
+    {"name": "tail", "op": "prefetch", "inputs": ["over"], "prefetch": {"buffer_size": 1}}]})",
+                 8);
+  for (int t = 1; t <= 2; ++t) {
+    auto& s = b.Snapshot(t);
+    for (const char* n : {"files", "read", "wide", "narrow_read", "narrow", "over", "tail"}) {
+      TraceBuilder::Node(s, n, {100 * t, 800 * t, 10000000LL * t, 0, 100 * t});
+    }
+  }
+  auto r = b.Analyze();
+  REQUIRE(r.ok());
+  CHECK(N(*r, "files").max_cores == 1);
+  CHECK(N(*r, "tail").max_cores == 1);
+  CHECK(N(*r, "tail").limit == Limit::kSequential);
+  CHECK(N(*r, "wide").max_cores == 8);
+  CHECK(N(*r, "read").max_cores == 8);  // cycle_length 16 > 8 cores
+  CHECK(N(*r, "read").cores_now == 4);  // wide's 4 threads
+  CHECK(N(*r, "narrow_read").max_cores == 3);
+  CHECK(N(*r, "narrow_read").cores_now == 2);
+  CHECK(N(*r, "narrow_read").interleave == "narrow");
+  // Parallelism 12 on 8 cores: it already uses every core it can.
+  CHECK(N(*r, "over").cores_now == 8);
+  CHECK(N(*r, "over").limit == Limit::kSequential);
+  // Every node costs 0.01 s per 100 minibatches: 10,000 per core-second.
+  // The tightest cap is 1 core x 10,000 (files, tail), below 8 / (7 x 1e-4).
+  CHECK(Rel(*r->cpu_bound, 1e4));
+  CHECK(Rel(*r->cpu_bound_uncapped, 8 / 7e-4));
+  CHECK(r->cpu_bound_limit == "files");
 }
 
 TEST_CASE("Without caps the CPU bound is the closed form cores / sum(1/R_i)", "[analysis][bounds]") {
