@@ -74,21 +74,21 @@ void InsertAbove(schema::Pipeline* p, const std::string& target, schema::Node ad
 }
 
 // A stage that needs less than this many cores at the planned rate keeps
-// one thread and shares a core with the others: its CPU is still counted by
-// the LP, but a whole core reserved for it would starve the stages that need
-// several (on 2 cores, a batch needing 0.002 cores must not take one of the
-// two threads a decode needs).
+// one thread: rounding 0.002 cores up to a whole core gains nothing.
 constexpr double kLightCores = 0.5;
 
 bool Heavy(const Knob& k) { return k.active && k.cost > 0 && k.cores >= kLightCores; }
 
-// Cores a knob holds against the budget: a heavy stage its threads; a light
-// or idle one nothing while single-threaded, its threads once given more.
-int Holds(const Knob& k) { return (Heavy(k) || k.parallelism > 1) ? k.parallelism : 0; }
+// Cores a knob holds against the budget: the threads of a multi-threaded
+// stage. A single-threaded stage runs its one thread (or its consumer's)
+// like any sequential stage: the LP accounts for its CPU, and reserving a
+// whole core for it would take a thread from a stage that needs several
+// (on 2 cores, decode needing 1.5 and batch 0.5 would both round to one).
+int Holds(const Knob& k) { return k.parallelism > 1 ? k.parallelism : 0; }
 
 // Gives each knob whole threads: the plan's cores rounded up for heavy
-// stages, one thread for light and idle ones; shrink where that overshoots
-// the budget; then hand spare cores one at a time to the stage that can
+// stages, one thread for light and idle ones; shrink where the threads of
+// multi-threaded stages overshoot the budget; then hand spare cores one at a time to the stage that can
 // sustain least, so no core is left idle while a stage could use it.
 void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   for (auto& k : knobs) {
@@ -97,7 +97,7 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
       k.why = "the plan gives it " + Fmt("%.3g", k.cores) + " core(s)";
     } else if (k.active && k.cost > 0) {
       k.parallelism = 1;
-      k.why = "needs " + Fmt("%.2g", k.cores) + " core(s) at the planned rate: one thread, sharing a core";
+      k.why = "needs " + Fmt("%.2g", k.cores) + " core(s) at the planned rate: one thread";
     } else {
       k.parallelism = 1;
       k.why = k.active ? "no measurable CPU cost: one thread"
@@ -125,7 +125,7 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
     Knob* slowest = nullptr;
     for (auto& k : knobs) {
       if (!k.active || k.cost <= 0) continue;
-      const int cost = Holds(k) == 0 ? 2 : 1;  // a sharing stage starts holding both its threads
+      const int cost = Holds(k) == 0 ? 2 : 1;  // a single-threaded stage starts holding both its threads
       if (cost > spare) continue;
       if (!slowest || k.Capacity(k.parallelism) < slowest->Capacity(slowest->parallelism)) slowest = &k;
     }

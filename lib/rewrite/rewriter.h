@@ -1,8 +1,8 @@
 // The rewrite: apply a plan to the traced program and say why each change
 // was made. Integer parallelism per stage from the plan's cores (rounded
 // up, at least 1, never more than the core budget in total, spare cores to
-// the stage that can sustain least; a stage needing under half a core keeps
-// one thread that shares a core), the cache at the chosen node, the interleave widened
+// the stage that can sustain least; the budget counts the threads of
+// multi-threaded stages), the cache at the chosen node, the interleave widened
 // to the read parallelism the bandwidth curve asks for, and a prefetch at
 // the output sized from how long the consumer waited. The output is a valid
 // pipeline with the same node names; new nodes are named after the node
@@ -41,11 +41,10 @@ struct RewriteResult {
   // rewritten one (integer parallelism, the cache, the storage limits).
   double predicted_before = 0;
   double predicted_after = 0;
-  // Cores held against the budget: the threads of every stage that needs
-  // at least half a core or runs more than one thread (single-threaded light
-  // stages share a core). Never above the budget unless there are more
-  // heavy stages than cores. Plus I/O-only readers added beyond them for
-  // latency-bound storage.
+  // Cores held against the budget: the threads of multi-threaded stages,
+  // never above the budget (single-threaded stages run one thread each,
+  // as sequential stages do, and the LP accounts for their CPU). Plus
+  // I/O-only readers added beyond them for latency-bound storage.
   int parallel_cores = 0;
   int io_readers = 0;
   // Bytes the rewritten pipeline is expected to hold in memory: the cache
