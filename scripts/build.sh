@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
-ninja -C "$build_dir" -j"${JOBS:-$(nproc)}"
+# TARGETS (space-separated) limits what is built, e.g. TARGETS="runtime_test plumber".
+ninja -C "$build_dir" -j"${JOBS:-$(nproc)}" ${TARGETS:-}
