@@ -15,6 +15,8 @@
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
+#include "lp/bandwidth_curve.h"
+#include "runtime/calibrate.h"
 #include "runtime/run.h"
 #include "traceio/pipeline_io.h"
 #include "version.h"
@@ -37,6 +39,8 @@ struct RunOptions {
   std::string read_latency;
   std::string step_time;
   bool no_trace = false;
+  bool calibrate = false;
+  std::string calibrate_seconds = "1s";
   std::vector<std::string> argv;
 };
 
@@ -89,6 +93,28 @@ int RunRun(const RunOptions& opt) {
   auto pipeline = LoadPipeline(env, opt.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
 
+  if (opt.calibrate) {
+    auto per_point = OptionalSeconds(opt.calibrate_seconds, "--calibrate-seconds");
+    if (!per_point.ok()) return ReportError(per_point.status());
+    if (*per_point <= 0) return ReportError(Status::InvalidArgument("--calibrate-seconds: must be > 0"));
+    auto points = runtime::MeasureSourceBandwidth(env, *pipeline, config.base_dir, config.storage, *per_point);
+    if (!points.ok()) return ReportError(points.status().WithContext(opt.pipeline));
+    std::vector<std::pair<double, double>> xy;
+    std::cout << "calibration: storage bandwidth by read parallelism\n";
+    for (const auto& pt : *points) {
+      std::cout << fmt::format("  {:>3}  {}\n", pt.parallelism, units::FormatRate(pt.bytes_per_s));
+      auto* point = config.bandwidth_curve.add_points();
+      point->set_parallelism(pt.parallelism);
+      point->set_bytes_per_s(pt.bytes_per_s);
+      xy.emplace_back(pt.parallelism, pt.bytes_per_s);
+    }
+    for (const auto& piece : lp::FitConcaveCurve(xy)) {
+      auto* out = config.bandwidth_curve.add_pieces();
+      out->set_slope(piece.slope);
+      out->set_intercept(piece.intercept);
+    }
+  }
+
   const bool live = isatty(STDERR_FILENO) == 1;
   if (live) {
     config.progress = [](const runtime::RunProgress& p) {
@@ -135,6 +161,9 @@ Handler SetupRun(CLI::App& app) {
   app.add_option("--read-latency", opt->read_latency, "Add this latency to every read request, e.g. 5ms");
   app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step");
   app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
+  app.add_flag("--calibrate-source", opt->calibrate,
+               "First measure the source's bandwidth at read parallelism 1..16 and store the curve in the trace");
+  app.add_option("--calibrate-seconds", opt->calibrate_seconds, "Time per calibration point (default 1s)");
   return [opt] {
     // The command line as typed, for the trace header.
     if (auto cmdline = ReadFileToString(Env::Default(), "/proc/self/cmdline", 1 << 20); cmdline.ok()) {

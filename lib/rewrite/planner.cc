@@ -131,6 +131,7 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
     plan.disk_bytes_per_minibatch += cn.storage_bytes_per_minibatch;
   }
   for (int i = 0; i < program.nodes_size(); ++i) cache.nodes[i].consumers = consumers[i];
+  if (!options.allow_cache) plan.cache_note = "not considered (caching turned off)";
   if (read_once > 0 && options.allow_cache) {
     bool any_candidate = false;
     for (const auto& cn : cache.nodes) any_candidate = any_candidate || cn.cacheable;

@@ -71,6 +71,7 @@ class Session {
       *header.mutable_program() = pipeline;
       header.mutable_program()->set_output(OutputNodeName(pipeline));
       *header.mutable_machine() = DescribeMachine(env_, config_.storage);
+      *header.mutable_machine()->mutable_bandwidth_curve() = config_.bandwidth_curve;
       auto* o = header.mutable_options();
       o->set_seconds(config_.seconds);
       o->set_batches(config_.batches);

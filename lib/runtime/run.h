@@ -28,6 +28,9 @@ struct RunProgress {
 };
 
 struct RunConfig {
+  // Measured bandwidth-vs-parallelism curve of the source, for the trace
+  // header's machine section (empty: not calibrated).
+  schema::BandwidthCurve bandwidth_curve;
   // Limits; both 0 means until the end of the data (or a stop request).
   double seconds = 0;
   int64_t batches = 0;
