@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "analysis/report.h"
 #include "analysis_options.h"
@@ -40,6 +41,7 @@ int RunAnalyze(const AnalyzeOptions& opt) {
   rewrite::PlanOptions as_traced;
   as_traced.structural_caps = false;
   as_traced.allow_cache = false;
+  as_traced.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
   std::optional<rewrite::Plan> plan;
   if (report->predicted_throughput) {
     auto lp = rewrite::MakePlan(*header, *report, as_traced);
@@ -52,7 +54,9 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     report->cpu_bound = lp->throughput_without_cache;
     report->predicted_throughput = report->disk_bound ? std::min(*report->cpu_bound, *report->disk_bound)
                                                       : *report->cpu_bound;
-    auto rewrite_plan = rewrite::MakePlan(*header, *report);
+    rewrite::PlanOptions structural;
+    structural.lp.verbose = as_traced.lp.verbose;
+    auto rewrite_plan = rewrite::MakePlan(*header, *report, structural);
     if (!rewrite_plan.ok()) return ReportError(rewrite_plan.status().WithContext(opt.flags.trace));
     plan = std::move(*rewrite_plan);
   }

@@ -4,6 +4,11 @@
 // (atomically; JSON or binary by extension) and the report to stdout;
 // without it the pipeline JSON goes to stdout and the report, with
 // --explain, to stderr.
+#include <sys/statvfs.h>
+
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
 #include <iostream>
 
 #include "analysis_options.h"
@@ -23,7 +28,15 @@ struct RewriteFlags {
   bool explain = false;
   bool no_cache = false;
   bool no_prefetch = false;
+  std::string cache_dir;
 };
+
+// Free bytes of the file system holding `dir`; 0 when unknown.
+double FreeBytes(const std::string& dir) {
+  struct statvfs st;
+  if (::statvfs(dir.c_str(), &st) != 0) return 0;
+  return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+}
 
 int RunRewrite(const RewriteFlags& f) {
   Env* env = Env::Default();
@@ -38,6 +51,14 @@ int RunRewrite(const RewriteFlags& f) {
   rewrite::RewriteOptions options;
   options.plan.allow_cache = !f.no_cache;
   options.allow_prefetch = !f.no_prefetch;
+  options.plan.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
+  // A file cache goes beside the output unless --cache-dir says otherwise.
+  std::string dir = f.cache_dir;
+  if (dir.empty() && !f.output.empty()) dir = std::filesystem::path(f.output).parent_path().string();
+  if (dir.empty()) dir = ".";
+  dir = std::filesystem::absolute(dir).lexically_normal().string();
+  options.plan.file_cache_dir = dir;
+  options.plan.file_cache_free_bytes = FreeBytes(dir);
   auto result = rewrite::Rewrite(*header, *report, options);
   if (!result.ok()) return ReportError(result.status().WithContext(f.analysis.trace));
   const std::string text = f.format == "json" ? rewrite::RewriteJson(*result, f.analysis.trace, f.output)
@@ -62,6 +83,8 @@ Handler SetupRewrite(CLI::App& app) {
   app.add_flag("--explain", f->explain, "Without -o: print the report of changes to stderr");
   app.add_flag("--no-cache", f->no_cache, "Do not insert a cache");
   app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");
+  app.add_option("--cache-dir", f->cache_dir,
+                 "Where a file cache may go when memory is short (default: beside the output)");
   return [f] { return RunRewrite(*f); };
 }
 

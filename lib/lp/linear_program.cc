@@ -7,6 +7,9 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <string>
+
+#include <spdlog/spdlog.h>
 
 namespace plumber::lp {
 namespace {
@@ -15,7 +18,15 @@ namespace {
 // fighting over it.
 std::mutex g_glpk_mutex;
 
-int Silence(void*, const char*) { return 1; }  // non-zero: GLPK prints nothing
+// GLPK prints through this hook: never to stdout (it would corrupt JSON
+// output), to the debug log when asked for.
+int Silence(void*, const char*) { return 1; }  // non-zero: GLPK prints nothing itself
+int ToDebugLog(void*, const char* text) {
+  std::string line(text);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  if (!line.empty()) spdlog::debug("glpk: {}", line);
+  return 1;
+}
 
 int BoundType(double lo, double hi) {
   const bool has_lo = lo > -kUnbounded, has_hi = hi < kUnbounded;
@@ -73,7 +84,7 @@ Status LinearProgram::Check() const {
 StatusOr<LinearProgram::Solution> LinearProgram::Solve(const Options& options) const {
   PLUMBER_RETURN_IF_ERROR(Check());
   std::lock_guard<std::mutex> lock(g_glpk_mutex);
-  glp_term_hook(options.verbose ? nullptr : &Silence, nullptr);
+  glp_term_hook(options.verbose ? &ToDebugLog : &Silence, nullptr);
   std::unique_ptr<glp_prob, ProbDeleter> prob(glp_create_prob());
   glp_prob* p = prob.get();
   glp_set_obj_dir(p, sense_ == Sense::kMaximize ? GLP_MAX : GLP_MIN);

@@ -35,7 +35,7 @@ class LinearProgram {
 
   struct Options {
     int time_limit_ms = 10'000;
-    bool verbose = false;  // GLPK's own progress output, for -v
+    bool verbose = false;  // GLPK's own progress output to the debug log, for -v
   };
 
   struct Solution {

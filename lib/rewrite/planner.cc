@@ -163,6 +163,32 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
   // caching removes every cost.
   cache.max_throughput = std::max(1e3, 1e3 * std::max(report.observed_throughput, plan.throughput_without_cache));
   PLUMBER_ASSIGN_OR_RETURN(lp::CachePlan chosen, lp::SolveCacheChoice(cache, options.lp));
+  // A file cache may reach higher than what fits in memory; it pays when the
+  // work it removes outweighs reading it back.
+  if (options.allow_cache && options.file_cache_free_bytes > 0) {
+    lp::CacheProblem on_disk = cache;
+    on_disk.memory_budget = 0.9 * options.file_cache_free_bytes;
+    auto file_plan = lp::SolveCacheChoice(on_disk, options.lp);
+    if (file_plan.ok() && !file_plan->cached.empty()) {
+      const int k = file_plan->cached.front();
+      const analysis::NodeModel* m = report.Find(cache.nodes[k].name);
+      double x = file_plan->throughput;
+      if (hard_limit > 0 && m != nullptr && m->bytes_per_element) {
+        // Reading the cache back: its bytes per minibatch join what the
+        // nodes still working read.
+        double read = *m->bytes_per_element * m->visit_ratio;
+        for (size_t i = 0; i < cache.nodes.size(); ++i) {
+          if (file_plan->active[i]) read += cache.nodes[i].storage_bytes_per_minibatch;
+        }
+        if (read > 0) x = std::min(x, hard_limit / read);
+      }
+      if (x > 1.05 * chosen.throughput) {
+        chosen = std::move(*file_plan);
+        chosen.throughput = x;
+        plan.cache_file = options.file_cache_dir + "/" + cache.nodes[k].name + ".plumber-cache";
+      }
+    }
+  }
   plan.throughput = Significant(chosen.throughput);
   plan.unbounded = chosen.throughput >= cache.max_throughput * (1 - 1e-9);
   if (!plan.throughput_without_cache) plan.throughput_without_cache = plan.throughput;

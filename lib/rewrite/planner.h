@@ -31,6 +31,11 @@ struct PlanOptions {
   // of the program as traced (cycle_length bounds its readers), which is
   // what `plumber analyze` predicts for the program as it stands.
   bool structural_caps = true;
+  // Where a file cache may go when memory is short, and the free space
+  // there (bytes; 0: no file cache). The file must also be readable fast
+  // enough: with a known storage bandwidth, reading the cache back shares it.
+  std::string file_cache_dir;
+  double file_cache_free_bytes = 0;
   lp::LinearProgram::Options lp;
 };
 
@@ -56,6 +61,8 @@ struct Plan {
   // is only the program's ceiling.
   bool unbounded = false;
   std::string cache_node;             // empty: no cache chosen
+  // Set when the cache goes to a file (memory was short): its path.
+  std::string cache_file;
   // Why no cache was considered at all, when that is the reason (e.g. the
   // pipeline reads its data once, so a cache would never be replayed).
   std::string cache_note;

@@ -32,7 +32,10 @@ Json PlanJson(const Plan& plan) {
     j["cache"] = nullptr;
     if (!plan.cache_note.empty()) j["cache_note"] = plan.cache_note;
   } else {
-    j["cache"] = {{"node", plan.cache_node}, {"bytes", plan.cache_bytes}, {"budget_bytes", plan.cache_budget_bytes}};
+    j["cache"] = {{"node", plan.cache_node},
+                  {"bytes", plan.cache_bytes},
+                  {"budget_bytes", plan.cache_budget_bytes},
+                  {"file", plan.cache_file.empty() ? Json(nullptr) : Json(plan.cache_file)}};
   }
   j["read_parallelism"] = plan.read_parallelism ? Json(*plan.read_parallelism) : Json(nullptr);
   Json cores = Json::object();
@@ -51,7 +54,8 @@ std::string PlanText(const Plan& plan) {
     out += plan.cache_note.empty() ? "  cache: none fits the budget of " + units::FormatBytes(plan.cache_budget_bytes) + "\n"
                                    : "  cache: none; " + plan.cache_note + "\n";
   } else {
-    out += "  with a cache after " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) + " of " +
+    out += "  with a " + std::string(plan.cache_file.empty() ? "cache" : "file cache (" + plan.cache_file + ")") +
+           " after " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) + "; memory budget " +
            units::FormatBytes(plan.cache_budget_bytes) + "): " +
            (plan.unbounded ? std::string("unbounded (every costed stage is under the cache; the consumer sets the pace)")
                            : Rate(plan.throughput)) +

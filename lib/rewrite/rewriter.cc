@@ -228,17 +228,21 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
       cache.set_name(UniqueName(out, plan.cache_node + "_cache"));
       cache.set_op("cache");
       cache.add_inputs(plan.cache_node);
-      cache.mutable_cache();  // in memory
+      cache.mutable_cache()->set_filename(plan.cache_file);  // empty: in memory
       int removed = 0;
       for (const auto& s : plan.stages) removed += s.active ? 0 : 1;
-      result.changes.push_back(
-          {cache.name(), "cache", "", "in memory after " + plan.cache_node,
-           "the output of " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) + ") fits the budget of " +
-               units::FormatBytes(plan.cache_budget_bytes) + "; the " + std::to_string(removed) +
-               " node(s) below it do no work after the first epoch"});
+      const std::string where = plan.cache_file.empty() ? "in memory" : "in the file " + plan.cache_file;
+      const std::string fits = plan.cache_file.empty()
+                                   ? "fits the budget of " + units::FormatBytes(plan.cache_budget_bytes)
+                                   : "does not fit in memory (" + units::FormatBytes(plan.cache_budget_bytes) +
+                                         ") but fits on disk, and reading it back beats recomputing it";
+      result.changes.push_back({cache.name(), "cache", "", where + " after " + plan.cache_node,
+                                "the output of " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) +
+                                    ") " + fits + "; the " + std::to_string(removed) +
+                                    " node(s) below it do no work after the first epoch"});
       InsertAbove(&out, plan.cache_node, std::move(cache));
     }
-    result.memory_bytes += plan.cache_bytes;
+    if (plan.cache_file.empty()) result.memory_bytes += plan.cache_bytes;
   }
 
   // ---- Prefetch at the output --------------------------------------------

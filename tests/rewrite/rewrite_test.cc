@@ -99,8 +99,13 @@ TEST_CASE("rounded parallelism never exceeds the core budget", "[rewrite][budget
       TraceBuilder::Node(s, "m" + std::to_string(m), {1000, 8000, cpu, 0, 1000});
     }
     TraceBuilder::Node(s, "batch", {100, 8000, 10'000'000, 0, 1000});
-    auto r = RewriteOf(b);
-    INFO("trial " << trial << " cores " << cores << " maps " << maps);
+    // A repeat-free chain reads once, so add memory pressure through the
+    // prefetch: a random budget the rewrite must stay under.
+    analysis::AnalysisOptions opt;
+    const uint64_t mem = 1000 + rng() % 100000;
+    opt.memory_bytes = mem;
+    auto r = RewriteOf(b, opt);
+    INFO("trial " << trial << " cores " << cores << " maps " << maps << " mem " << mem);
     REQUIRE(r.ok());
     // Threads of multi-threaded stages never exceed the cores (unless every
     // stage is already down to one thread).
@@ -117,6 +122,7 @@ TEST_CASE("rounded parallelism never exceeds the core budget", "[rewrite][budget
     CHECK(r->predicted_after <= r->plan.throughput_without_cache * (1 + 1e-8));
     CHECK(r->predicted_after >= r->predicted_before * (1 - 1e-8));  // plans keep 9 digits
     CHECK(ValidatePipeline(r->pipeline).empty());
+    CHECK(r->memory_bytes <= static_cast<double>(mem));
   }
 }
 
@@ -286,4 +292,47 @@ TEST_CASE("on 2 cores a heavy map gets both threads; a light batch keeps one", "
   CHECK(batch == 1);
   CHECK(r->parallel_cores == 2);
   CHECK(r->predicted_after == Approx(2 / 0.034));  // the CPU total binds, as in the LP
+}
+
+TEST_CASE("a file cache when memory is short and the disk has room", "[rewrite][cache]") {
+  // burn's output is 400 MB; 100 MB of memory is available.
+  TraceBuilder b = CpuTrace(true, 8, 100'000'000);
+  for (auto& n : *b.trace().mutable_snapshots(1)->mutable_nodes()) {
+    if (n.name() == "burn") n.set_bytes_produced(int64_t{3200} * 125'000);
+  }
+  auto report = b.Analyze();
+  REQUIRE(report.ok());
+  RewriteOptions options;
+  options.plan.file_cache_dir = "/var/cache/plumber";
+  options.plan.file_cache_free_bytes = 10e9;
+  auto r = Rewrite(b.header(), *report, options);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_node == "burn");
+  CHECK(r->plan.cache_file == "/var/cache/plumber/burn.plumber-cache");
+  bool found = false;
+  for (const auto& n : r->pipeline.nodes()) {
+    if (n.op() == "cache") {
+      found = true;
+      CHECK(n.cache().filename() == r->plan.cache_file);
+    }
+  }
+  CHECK(found);
+  CHECK(r->memory_bytes < 100e6);  // the file cache holds no memory
+
+  // No disk room: only what fits in memory (the 25.6 kB source).
+  options.plan.file_cache_free_bytes = 100e6;
+  r = Rewrite(b.header(), *report, options);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_node == "src");
+  CHECK(r->plan.cache_file.empty());
+
+  // Storage so slow that reading the cache back loses to recomputing it.
+  analysis::AnalysisOptions slow;
+  slow.disk_bandwidth_bytes_per_s = 1000;  // 1 kB/s
+  auto slow_report = b.Analyze(slow);
+  REQUIRE(slow_report.ok());
+  options.plan.file_cache_free_bytes = 10e9;
+  r = Rewrite(b.header(), *slow_report, options);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_file.empty());
 }
