@@ -56,34 +56,10 @@ int RunProvision(const ProvisionFlags& f) {
   auto report = RunAnalysis(f.analysis);
   if (!report.ok()) return ReportError(report.status());
   WarnAbout(f.analysis.trace, report->warnings);
-  // The plan's structural caps and graph, with cores free to grow: each
-  // parallel stage may take as many cores as the target needs.
-  auto plan = rewrite::MakePlan(*header, *report);
-  if (!plan.ok()) return ReportError(plan.status());
-  const auto& program = header->program();
-  std::unordered_map<std::string, int> index;
-  for (int i = 0; i < program.nodes_size(); ++i) index[program.nodes(i).name()] = i;
-  for (int i = 0; i < program.nodes_size(); ++i) {
-    const auto& stage = plan->stages[i];
-    const analysis::NodeModel* m = report->Find(stage.name);
-    lp::CacheNode node;
-    node.name = stage.name;
-    node.cpu_seconds_per_minibatch = stage.cpu_seconds_per_minibatch;
-    node.max_cores = stage.parallelizable ? 1e6 : 1.0;
-    node.storage_bytes_per_minibatch = m && m->steady_state_cost ? m->disk_bytes_per_minibatch : 0.0;
-    node.cacheable = m && m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value();
-    node.materialized_bytes = node.cacheable ? m->materialized_hi.value_or(*m->materialized_bytes) : 0.0;
-    problem.nodes.push_back(node);
-  }
-  for (int i = 0; i < program.nodes_size(); ++i) {
-    for (const auto& in : program.nodes(i).inputs()) problem.nodes[index.at(in)].consumers.push_back(i);
-    if (program.nodes(i).op() == "interleave" && index.count(program.nodes(i).interleave().function())) {
-      problem.nodes[index.at(program.nodes(i).interleave().function())].consumers.push_back(i);
-    }
-  }
-  problem.root = index.at(OutputNodeName(program));
-  problem.target = f.target;
-  problem.buffer_bytes = static_cast<double>(report->buffered_bytes);
+  auto built = rewrite::MakeProvisionProblem(*header, *report, f.target);
+  if (!built.ok()) return ReportError(built.status().WithContext(f.analysis.trace));
+  built->prices = problem.prices;
+  problem = std::move(*built);
   auto result = lp::SolveProvisioning(problem);
   if (!result.ok()) {
     if (result.status().code() == Status::Code::kFailedPrecondition) {

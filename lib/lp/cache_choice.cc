@@ -35,6 +35,24 @@ Status CheckProblem(const CacheProblem& p) {
 
 }  // namespace
 
+void AddWorkingRows(LinearProgram& lp, const std::vector<CacheNode>& nodes, int root, const std::vector<int>& y,
+                    const std::vector<int>& z) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (static_cast<int>(i) == root) {
+      // z_root + y_root >= 1.
+      std::vector<std::pair<int, double>> t = {{z[i], 1}};
+      if (y[i] >= 0) t.emplace_back(y[i], 1);
+      lp.AddRow("root", t, 1, kUnbounded);
+    }
+    for (int j : nodes[i].consumers) {
+      // z_i + y_i >= z_j.
+      std::vector<std::pair<int, double>> t = {{z[i], 1}, {z[j], -1}};
+      if (y[i] >= 0) t.emplace_back(y[i], 1);
+      lp.AddRow("feeds:" + nodes[i].name + "->" + nodes[j].name, t, 0, kUnbounded);
+    }
+  }
+}
+
 double ThroughputWithCaches(const CacheProblem& p, const std::vector<int>& cached, std::vector<bool>* active_out) {
   const int n = static_cast<int>(p.nodes.size());
   std::vector<bool> is_cached(n, false);
@@ -112,19 +130,7 @@ StatusOr<CachePlan> SolveCacheChoice(const CacheProblem& p, const LinearProgram:
         storage.emplace_back(w[i], node.storage_bytes_per_minibatch / p.bandwidth);
       }
     }
-    for (int i = 0; i < n; ++i) {
-      if (i == p.root) {
-        // z_root + y_root >= 1: the output works unless it is cached itself.
-        std::vector<std::pair<int, double>> t = {{z[i], 1}};
-        if (y[i] >= 0) t.emplace_back(y[i], 1);
-        lp.AddRow("root", t, 1, kUnbounded);
-      }
-      for (int j : p.nodes[i].consumers) {
-        std::vector<std::pair<int, double>> t = {{z[i], 1}, {z[j], -1}};
-        if (y[i] >= 0) t.emplace_back(y[i], 1);
-        lp.AddRow("feeds:" + p.nodes[i].name + "->" + p.nodes[j].name, t, 0, kUnbounded);
-      }
-    }
+    AddWorkingRows(lp, p.nodes, p.root, y, z);
     lp.AddRow("cores", cores, -kUnbounded, p.cores);
     if (!memory.empty()) lp.AddRow("memory", memory, -kUnbounded, p.memory_budget > 0 ? 1.0 : 0.0);
     if (!storage.empty()) lp.AddRow("storage", storage, -kUnbounded, 1.0);

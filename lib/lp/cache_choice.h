@@ -56,6 +56,13 @@ struct CachePlan {
 
 StatusOr<CachePlan> SolveCacheChoice(const CacheProblem& problem, const LinearProgram::Options& options = {});
 
+// Adds the rows that tie "node i still works" (z) to the caches chosen (y,
+// -1 where a node is no candidate): the output works unless it is cached
+// itself, and a node works when a consumer works and it is not cached.
+// Shared by the cache and provisioning programs.
+void AddWorkingRows(LinearProgram& lp, const std::vector<CacheNode>& nodes, int root, const std::vector<int>& y,
+                    const std::vector<int>& z);
+
 // X for a fixed set of caches, in closed form (min over cores / sum c,
 // each active node's cap / c, and B / D): what the MILP must match, and what
 // a rewrite predicts for a given choice.

@@ -45,18 +45,7 @@ StatusOr<ProvisionPlan> SolveProvisioning(const ProvisionProblem& p, const Linea
     }
     if (y[i] >= 0) mem_row.emplace_back(y[i], node.materialized_bytes / gb);
   }
-  for (int i = 0; i < n; ++i) {
-    if (i == p.root) {
-      std::vector<std::pair<int, double>> t = {{z[i], 1}};
-      if (y[i] >= 0) t.emplace_back(y[i], 1);
-      lp.AddRow("root", t, 1, kUnbounded);
-    }
-    for (int j : p.nodes[i].consumers) {
-      std::vector<std::pair<int, double>> t = {{z[i], 1}, {z[j], -1}};
-      if (y[i] >= 0) t.emplace_back(y[i], 1);
-      lp.AddRow("feeds:" + p.nodes[i].name, t, 0, kUnbounded);
-    }
-  }
+  AddWorkingRows(lp, p.nodes, p.root, y, z);
   lp.AddRow("cores", all_theta, -kUnbounded, 0);
   lp.AddRow("memory", mem_row, -kUnbounded, 0);
   lp.AddRow("bandwidth", bw_row, -kUnbounded, 0);

@@ -37,32 +37,11 @@ const StagePlan* Plan::Find(const std::string& name) const {
   return nullptr;
 }
 
-StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Report& report, const PlanOptions& options) {
+StatusOr<PlanGraph> BuildPlanGraph(const schema::TraceHeader& header, const analysis::Report& report,
+                                   bool structural_caps) {
   const schema::Pipeline& program = header.program();
-  if (report.cores <= 0) return Status::InvalidArgument("plan: the machine has no cores (give --cores)");
   std::unordered_map<std::string, int> index;
   for (int i = 0; i < program.nodes_size(); ++i) index[program.nodes(i).name()] = i;
-
-  Plan plan;
-  plan.cores = report.cores;
-  plan.cache_budget_bytes = report.cache_budget_bytes;
-  plan.disk_bandwidth = report.disk_bandwidth;
-
-  const auto& curve = header.machine().bandwidth_curve();
-  const bool has_curve = curve.pieces_size() > 0;
-  // The most readers a rewrite would open: one per core is plenty for
-  // latency-bound storage, and keeps the program bounded.
-  const double max_readers = std::max(1, report.cores) * 4.0;
-  // A throttle or --disk-bandwidth is a hard limit; a bandwidth the analysis
-  // read off the curve at the traced parallelism is not, since the rewrite
-  // can open more readers.
-  const double hard_limit = report.disk_bandwidth_from_curve ? 0.0 : report.disk_bandwidth.value_or(0);
-  double bandwidth = hard_limit;
-  if (has_curve) {
-    const double curve_max = CurveAt(curve, max_readers);
-    bandwidth = bandwidth > 0 ? std::min(bandwidth, curve_max) : curve_max;
-  }
-
   // repeated[i]: a repeat that re-reads i's output lies between i and the
   // output. Relaxed to a fixed point over the consumer edges.
   std::vector<std::vector<int>> consumers(program.nodes_size());
@@ -95,14 +74,7 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
     }
   }
 
-  lp::CacheProblem cache;
-  cache.cores = report.cores;
-  cache.bandwidth = bandwidth;
-  cache.memory_budget = options.allow_cache ? report.cache_budget_bytes : 0;
-  lp::ThroughputProblem throughput;
-  throughput.cores = report.cores;
-  const std::string root = OutputNodeName(program);
-  int read_once = 0;
+  PlanGraph graph;
   for (int i = 0; i < program.nodes_size(); ++i) {
     const schema::Node& node = program.nodes(i);
     const analysis::NodeModel* m = report.Find(node.name());
@@ -112,9 +84,9 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
     stage.name = node.name();
     stage.interleave = m->interleave;
     stage.parallelizable = (def && def->parallelizable) || !m->interleave.empty();
-    stage.max_cores = options.structural_caps ? (stage.parallelizable ? report.cores : 1.0) : m->max_cores;
+    stage.max_cores = structural_caps ? (stage.parallelizable ? report.cores : 1.0) : m->max_cores;
     stage.cpu_seconds_per_minibatch = m->steady_state_cost ? m->cpu_seconds_per_minibatch : 0.0;
-    plan.stages.push_back(stage);
+    graph.stages.push_back(stage);
 
     lp::CacheNode cn;
     cn.name = node.name();
@@ -124,13 +96,70 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
     // Caches sit between whole datasets, never inside an interleave function;
     // an estimated size is taken at the top of its interval so the cache fits.
     cn.cacheable = m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value() && repeated[i];
-    if (m->cacheable && m->interleave.empty() && !repeated[i]) ++read_once;
+    if (m->cacheable && m->interleave.empty() && !repeated[i]) ++graph.read_once;
     cn.materialized_bytes = cn.cacheable ? m->materialized_hi.value_or(*m->materialized_bytes) : 0.0;
-    cache.nodes.push_back(cn);
+    cn.consumers = consumers[i];
+    graph.nodes.push_back(cn);
+  }
+  graph.root = index.at(OutputNodeName(program));
+  return graph;
+}
+
+StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const schema::TraceHeader& header,
+                                                    const analysis::Report& report, double target) {
+  PLUMBER_ASSIGN_OR_RETURN(PlanGraph graph, BuildPlanGraph(header, report, /*structural_caps=*/true));
+  lp::ProvisionProblem problem;
+  problem.nodes = std::move(graph.nodes);
+  problem.root = graph.root;
+  problem.target = target;
+  problem.buffer_bytes = static_cast<double>(report.buffered_bytes);
+  // Cores are what provisioning decides: a parallel stage may take any
+  // number of them.
+  for (size_t i = 0; i < problem.nodes.size(); ++i) {
+    if (graph.stages[i].parallelizable) problem.nodes[i].max_cores = 1e6;
+  }
+  return problem;
+}
+
+StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Report& report, const PlanOptions& options) {
+  if (report.cores <= 0) return Status::InvalidArgument("plan: the machine has no cores (give --cores)");
+
+  Plan plan;
+  plan.cores = report.cores;
+  plan.cache_budget_bytes = report.cache_budget_bytes;
+  plan.disk_bandwidth = report.disk_bandwidth;
+
+  const auto& curve = header.machine().bandwidth_curve();
+  const bool has_curve = curve.pieces_size() > 0;
+  // The most readers a rewrite would open: one per core is plenty for
+  // latency-bound storage, and keeps the program bounded.
+  const double max_readers = std::max(1, report.cores) * 4.0;
+  // A throttle or --disk-bandwidth is a hard limit; a bandwidth the analysis
+  // read off the curve at the traced parallelism is not, since the rewrite
+  // can open more readers.
+  const double hard_limit = report.disk_bandwidth_from_curve ? 0.0 : report.disk_bandwidth.value_or(0);
+  double bandwidth = hard_limit;
+  if (has_curve) {
+    const double curve_max = CurveAt(curve, max_readers);
+    bandwidth = bandwidth > 0 ? std::min(bandwidth, curve_max) : curve_max;
+  }
+
+  PLUMBER_ASSIGN_OR_RETURN(PlanGraph graph, BuildPlanGraph(header, report, options.structural_caps));
+  plan.stages = graph.stages;
+  lp::CacheProblem cache;
+  cache.cores = report.cores;
+  cache.bandwidth = bandwidth;
+  cache.memory_budget = options.allow_cache ? report.cache_budget_bytes : 0;
+  cache.nodes = graph.nodes;
+  cache.root = graph.root;
+  const int read_once = graph.read_once;
+  lp::ThroughputProblem throughput;
+  throughput.cores = report.cores;
+  for (const auto& cn : cache.nodes) {
     throughput.stages.push_back({cn.name, cn.cpu_seconds_per_minibatch, cn.max_cores});
     plan.disk_bytes_per_minibatch += cn.storage_bytes_per_minibatch;
   }
-  for (int i = 0; i < program.nodes_size(); ++i) cache.nodes[i].consumers = consumers[i];
+
   if (!options.allow_cache) plan.cache_note = "not considered (caching turned off)";
   if (read_once > 0 && options.allow_cache) {
     bool any_candidate = false;
@@ -141,7 +170,6 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
                         "would never be replayed";
     }
   }
-  cache.root = index.at(root);
   throughput.storage.bytes_per_minibatch = plan.disk_bytes_per_minibatch;
   throughput.storage.bandwidth = hard_limit;
   if (has_curve) {

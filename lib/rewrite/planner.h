@@ -19,7 +19,9 @@
 
 #include "analysis/model.h"
 #include "base/status.h"
+#include "lp/cache_choice.h"
 #include "lp/linear_program.h"
+#include "lp/provisioning.h"
 #include "trace.pb.h"
 
 namespace plumber::rewrite {
@@ -78,6 +80,25 @@ struct Plan {
 
   const StagePlan* Find(const std::string& name) const;
 };
+
+// The program as lib/lp sees it: one node per program node (program order)
+// with its cost, its caps (structural or as traced), its consumers, and
+// whether a cache may go after it (finite and deterministic, outside any
+// interleave function, and re-read by a repeat above it).
+struct PlanGraph {
+  std::vector<StagePlan> stages;
+  std::vector<lp::CacheNode> nodes;
+  int root = 0;
+  // Nodes that could be cached but are read only once.
+  int read_once = 0;
+};
+StatusOr<PlanGraph> BuildPlanGraph(const schema::TraceHeader& header, const analysis::Report& report,
+                                   bool structural_caps);
+
+// The provisioning program for reaching `target` minibatches/s (see
+// lp/provisioning.h), over the same graph as the plan.
+StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const schema::TraceHeader& header,
+                                                    const analysis::Report& report, double target);
 
 // `header` gives the program and the machine's bandwidth curve; `report`
 // the model (with any --cores/--mem/--disk-bandwidth what-ifs applied).
