@@ -14,8 +14,6 @@
 #include "command.h"
 #include "lp/provisioning.h"
 #include "rewrite/planner.h"
-#include "traceio/op_registry.h"
-#include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
 
 namespace plumber::cli {

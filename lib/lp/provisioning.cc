@@ -69,7 +69,7 @@ StatusOr<ProvisionPlan> SolveProvisioning(const ProvisionProblem& p, const Linea
     if (reason.empty()) reason = "no combination of resources reaches it";
     char head[128];
     std::snprintf(head, sizeof(head), "target %.4g minibatches/s is unreachable: ", p.target);
-    return Status::FailedPrecondition(head + reason + ", and no cache that fits removes it");
+    return Status::FailedPrecondition(head + reason + ", and no cache (one that is re-read and fits) removes it");
   }
   ProvisionPlan plan;
   plan.cores = static_cast<int>(std::llround(sol->values[cores]));
