@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The README's first command: install what is missing, build, run the main job.
+# The README's first command: install what is missing, build, and run
+# `plumber demo` (generate images, optimize the naive image pipeline, show
+# the throughput before and after), under a minute on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
-exec build/apps/plumber-cli/plumber --help
+exec build/apps/plumber-cli/plumber demo

@@ -8,7 +8,9 @@ namespace plumber::cli {
 
 Handler SetupAnalyze(CLI::App& app);
 Handler SetupConvert(CLI::App& app);
+Handler SetupDemo(CLI::App& app);
 Handler SetupGen(CLI::App& app);
+Handler SetupOptimize(CLI::App& app);
 Handler SetupProvision(CLI::App& app);
 Handler SetupRank(CLI::App& app);
 Handler SetupRewrite(CLI::App& app);
@@ -21,7 +23,9 @@ namespace {
 constexpr std::array kCommands = {
     Command{"analyze", "Model a trace: rates, bounds, bottleneck, sizes and findings", &SetupAnalyze},
     Command{"convert", "Convert a pipeline or trace between JSON and binary", &SetupConvert},
+    Command{"demo", "Generate images, optimize the naive image pipeline, show before and after", &SetupDemo},
     Command{"gen", "Write test data (TFRecord images or text) for pipelines", &SetupGen},
+    Command{"optimize", "Trace, rewrite and re-run a pipeline until it stops getting faster", &SetupOptimize},
     Command{"provision", "Least-cost cores, memory and bandwidth that reach a target rate", &SetupProvision},
     Command{"rank", "Rank a trace's nodes by parallelism-scaled rate, slowest first", &SetupRank},
     Command{"rewrite", "Write the pipeline the optimizer plans: parallelism, cache, prefetch", &SetupRewrite},

@@ -1,0 +1,170 @@
+// plumber optimize PIPELINE: runs the loop of lib/optimize (trace, analyze,
+// rewrite, run the rewrite, repeat while it pays) and writes the best
+// pipeline measured, atomically, to -o (default PIPELINE's name with
+// ".optimized" before the extension, beside it, so its relative paths
+// still resolve). The step table goes to stdout (--format json for
+// scripts); the live progress line to stderr when it is a terminal.
+// Ctrl-C ends the current run and writes the best pipeline so far.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "base/env.h"
+#include "base/units.h"
+#include "command.h"
+#include "loop_ui.h"
+#include "optimize/optimize_loop.h"
+#include "traceio/pipeline_io.h"
+#include "version.h"
+
+namespace plumber::cli {
+namespace {
+
+struct OptimizeFlags {
+  std::string pipeline;
+  std::string output;
+  int cores = 0;
+  std::string mem;
+  std::string disk_bandwidth;
+  std::string seconds = "5s";
+  int max_steps = 5;
+  std::string keep_traces;
+  std::string read_bandwidth;
+  std::string read_latency;
+  std::string format = "text";
+  bool no_cache = false;
+  bool no_prefetch = false;
+};
+
+std::string DefaultOutput(const std::string& pipeline) {
+  std::filesystem::path p(pipeline);
+  std::string ext = p.extension().string();
+  if (ext != ".json" && ext != ".pb") ext = ".json";
+  return (p.parent_path() / (p.stem().string() + ".optimized" + ext)).string();
+}
+
+// Relative paths of a pipeline resolve against its own directory, so a
+// pipeline written elsewhere may no longer find its data.
+bool SameDirectory(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a).parent_path(), ec1);
+  auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b).parent_path(), ec2);
+  return !ec1 && !ec2 && pa == pb;
+}
+
+StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
+  optimize::OptimizeOptions o;
+  if (f.cores > 0) o.cores = f.cores;
+  if (!f.mem.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(uint64_t mem, units::ParseBytes(f.mem));
+    o.memory_bytes = mem;
+  }
+  if (!f.disk_bandwidth.empty()) {
+    auto bw = units::ParseRate(f.disk_bandwidth);
+    if (!bw.ok()) return bw.status().WithContext("--disk-bandwidth");
+    if (!(*bw > 0)) return Status::InvalidArgument("--disk-bandwidth: must be > 0");
+    o.disk_bandwidth_bytes_per_s = *bw;
+  }
+  auto seconds = units::ParseSeconds(f.seconds);
+  if (!seconds.ok()) return seconds.status().WithContext("--seconds");
+  if (!(*seconds > 0)) return Status::InvalidArgument("--seconds: must be > 0");
+  o.seconds_per_run = *seconds;
+  o.max_steps = f.max_steps;
+  if (!f.read_bandwidth.empty()) {
+    auto bw = units::ParseRate(f.read_bandwidth);
+    if (!bw.ok()) return bw.status().WithContext("--read-bandwidth");
+    if (!(*bw > 0)) return Status::InvalidArgument("--read-bandwidth: must be > 0");
+    o.storage.read_bandwidth = *bw;
+  }
+  if (!f.read_latency.empty()) {
+    auto latency = units::ParseSeconds(f.read_latency);
+    if (!latency.ok()) return latency.status().WithContext("--read-latency");
+    if (*latency < 0) return Status::InvalidArgument("--read-latency: must not be negative");
+    o.storage.read_latency_ns = static_cast<int64_t>(*latency * 1e9);
+  }
+  o.rewrite.plan.allow_cache = !f.no_cache;
+  o.rewrite.allow_prefetch = !f.no_prefetch;
+  o.base_dir = std::filesystem::path(f.pipeline).parent_path().string();
+  o.tool_version = kPlumberVersion;
+  o.argv = {"plumber", "optimize", f.pipeline};
+  return o;
+}
+
+int RunOptimize(const OptimizeFlags& f) {
+  Env* env = Env::Default();
+  auto options = ParseFlags(f);
+  if (!options.ok()) return ReportError(options.status());
+  const std::string output = f.output.empty() ? DefaultOutput(f.pipeline) : f.output;
+  auto encoding = EncodingForPath(output);
+  if (!encoding.ok()) return ReportError(encoding.status());
+  auto pipeline = LoadPipeline(env, f.pipeline);
+  if (!pipeline.ok()) return ReportError(pipeline.status());
+  if (!SameDirectory(output, f.pipeline)) {
+    Warn(output + " is not in the directory of " + f.pipeline +
+         "; relative paths in the pipeline resolve against the directory of the file that holds them");
+  }
+
+  optimize::TempDir temp;
+  if (f.keep_traces.empty()) {
+    auto made = optimize::TempDir::Make("plumber-optimize-");
+    if (!made.ok()) return ReportError(made.status());
+    temp = std::move(made).value();
+    options->trace_dir = temp.path();
+  } else {
+    if (Status s = optimize::MakeDirectories(f.keep_traces); !s.ok()) return ReportError(s);
+    options->trace_dir = f.keep_traces;
+  }
+  options->stop = InstallLoopStopHandler();
+
+  auto result = optimize::Optimize(env, *pipeline, *options, LoopProgress());
+  ClearLoopProgress();
+  if (!result.ok()) return ReportError(result.status());
+  const optimize::OptimizeResult& r = *result;
+
+  const bool have_best = !r.steps.empty() && r.best().complete;
+  if (have_best) {
+    if (Status s = WritePipeline(env, output, r.best_pipeline(), *encoding); !s.ok()) return ReportError(s);
+  }
+  if (f.format == "json") {
+    std::cout << optimize::StepJson(r, have_best ? output : "");
+  } else {
+    std::cout << fmt::format("optimize: {} ({} s per run)\n", f.pipeline, options->seconds_per_run);
+    std::cout << optimize::StepTable(r);
+    if (have_best) {
+      std::cout << fmt::format("wrote {} (step {})\n", output, r.best_step);
+    } else {
+      std::cout << "nothing written: no run completed\n";
+    }
+    if (!f.keep_traces.empty()) std::cout << fmt::format("traces in {}\n", f.keep_traces);
+  }
+  if (!r.failure.ok()) return ReportError(r.failure);
+  if (r.interrupted) {
+    Warn(have_best ? "interrupted; wrote the best pipeline measured so far" : "interrupted before any run completed");
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Handler SetupOptimize(CLI::App& app) {
+  auto f = std::make_shared<OptimizeFlags>();
+  app.add_option("PIPELINE", f->pipeline, "Pipeline definition to optimize (JSON or binary)")->required();
+  app.add_option("-o,--output", f->output, "Write the best pipeline here (default: PIPELINE.optimized.json)");
+  app.add_option("--cores", f->cores, "Cores to plan for (default: this machine's)")->check(CLI::PositiveNumber);
+  app.add_option("--mem", f->mem, "Memory a cache may use, e.g. 8G (default: this machine's available)");
+  app.add_option("--disk-bandwidth", f->disk_bandwidth, "Storage bandwidth to plan for, e.g. 100MB/s");
+  app.add_option("--seconds", f->seconds, "Length of each traced run (default 5s)");
+  app.add_option("--max-steps", f->max_steps, "Runs at most, the first included (default 5)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--keep-traces", f->keep_traces, "Keep each step's trace and pipeline in this directory");
+  app.add_option("--read-bandwidth", f->read_bandwidth, "Throttle all file reads of every run, e.g. 100MB/s");
+  app.add_option("--read-latency", f->read_latency, "Add this latency to every read request, e.g. 5ms");
+  app.add_option("--format", f->format, "Step table: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("--no-cache", f->no_cache, "Do not insert a cache");
+  app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");
+  return [f] { return RunOptimize(*f); };
+}
+
+}  // namespace plumber::cli

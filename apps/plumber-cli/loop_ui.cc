@@ -1,0 +1,55 @@
+// Ctrl-C and the live progress line of the optimize loop; see loop_ui.h.
+#include "loop_ui.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace plumber::cli {
+namespace {
+
+std::atomic<bool> g_loop_stop{false};
+bool g_drawn = false;
+
+extern "C" void OnLoopStopSignal(int) { g_loop_stop.store(true); }
+
+}  // namespace
+
+const std::atomic<bool>* InstallLoopStopHandler() {
+  struct sigaction sa {};
+  sa.sa_handler = OnLoopStopSignal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return &g_loop_stop;
+}
+
+std::function<void(const optimize::Progress&)> LoopProgress() {
+  if (isatty(STDERR_FILENO) != 1) return {};
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool color = no_color == nullptr || *no_color == '\0';
+  return [color](const optimize::Progress& p) {
+    const char* on = color ? "\033[1;36m" : "";
+    const char* off = color ? "\033[0m" : "";
+    if (p.phase == "run") {
+      std::fprintf(stderr, "\r\033[K  step %d, run %d of at most %d  %srun%s  %4.1f/%.1f s  %8.1f minibatches/s",
+                   p.step, p.step + 1, p.max_steps, on, off, p.run.elapsed_seconds, p.run_seconds, p.run.batches_per_second);
+    } else {
+      std::fprintf(stderr, "\r\033[K  step %d, run %d of at most %d  %s%s%s", p.step, p.step + 1, p.max_steps, on, p.phase.c_str(), off);
+    }
+    std::fflush(stderr);
+    g_drawn = true;
+  };
+}
+
+void ClearLoopProgress() {
+  if (!g_drawn) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  g_drawn = false;
+}
+
+}  // namespace plumber::cli

@@ -1,0 +1,332 @@
+// The optimize loop and its step table; see optimize_loop.h.
+#include "optimize/optimize_loop.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "traceio/pipeline_io.h"
+#include "traceio/trace_io.h"
+
+namespace plumber::optimize {
+namespace {
+
+bool Stopped(const OptimizeOptions& o) { return o.stop != nullptr && o.stop->load(); }
+
+struct Measured {
+  runtime::RunResult run;
+  double throughput = 0;
+};
+
+StatusOr<Measured> Measure(Env* env, const schema::Pipeline& pipeline, const std::string& trace,
+                           const OptimizeOptions& o, int step, const std::function<void(const Progress&)>& progress) {
+  runtime::RunConfig config;
+  config.seconds = o.seconds_per_run;
+  // A fifth of the run warms up (caches fill, thread pools start), at most
+  // two seconds: enough for the image pipelines, not so much that short
+  // runs have nothing left to measure.
+  config.warmup_seconds = o.warmup_seconds >= 0 ? o.warmup_seconds : std::min(2.0, o.seconds_per_run / 5);
+  // Ten snapshots per run at least, so the model's window after the warm-up
+  // always spans several of them.
+  config.snapshot_every_seconds =
+      o.snapshot_every_seconds > 0 ? o.snapshot_every_seconds : std::clamp(o.seconds_per_run / 10, 0.05, 1.0);
+  config.trace_path = trace;
+  config.storage = o.storage;
+  config.base_dir = o.base_dir;
+  config.argv = o.argv;
+  config.tool_version = o.tool_version;
+  config.stop = o.stop;
+  if (progress) {
+    config.progress_every_seconds = 0.25;
+    config.progress = [&progress, step, &o](const runtime::RunProgress& p) {
+      Progress pr;
+      pr.step = step;
+      pr.max_steps = o.max_steps;
+      pr.phase = "run";
+      pr.run = p;
+      pr.run_seconds = o.seconds_per_run;
+      progress(pr);
+    };
+  }
+  PLUMBER_ASSIGN_OR_RETURN(runtime::RunResult run, runtime::RunPipeline(env, pipeline, config));
+  Measured m;
+  m.throughput = run.measured_seconds > 0 ? static_cast<double>(run.measured_batches) / run.measured_seconds : 0;
+  m.run = std::move(run);
+  return m;
+}
+
+void Announce(const std::function<void(const Progress&)>& progress, int step, const OptimizeOptions& o,
+              const char* phase) {
+  if (!progress) return;
+  Progress p;
+  p.step = step;
+  p.max_steps = o.max_steps;
+  p.phase = phase;
+  p.run_seconds = o.seconds_per_run;
+  progress(p);
+}
+
+std::string Num(double v) {
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  if (v >= 10) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+std::string ChangeText(const rewrite::Change& c) {
+  if (c.before.empty()) return c.node + ": " + c.what + " " + c.after;
+  return c.node + " " + c.what + " " + c.before + "->" + c.after;
+}
+
+}  // namespace
+
+double OptimizeResult::speedup() const {
+  if (steps.empty() || steps.front().measured <= 0) return 0;
+  return best().measured / steps.front().measured;
+}
+
+StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, const OptimizeOptions& o,
+                                  const std::function<void(const Progress&)>& progress) {
+  if (o.max_steps < 1) return Status::InvalidArgument("max steps must be at least 1");
+  if (!(o.seconds_per_run > 0)) return Status::InvalidArgument("seconds per run must be positive");
+  if (o.trace_dir.empty()) return Status::InvalidArgument("no directory for the traces");
+
+  analysis::AnalysisOptions aopt;
+  aopt.cores = o.cores;
+  aopt.memory_bytes = o.memory_bytes;
+  aopt.disk_bandwidth_bytes_per_s = o.disk_bandwidth_bytes_per_s;
+
+  OptimizeResult result;
+  // Pipelines already run, in their JSON form: a rewrite that comes back
+  // to one of them has nothing new to show.
+  std::set<std::string> seen;
+  schema::Pipeline current = pipeline;
+  std::optional<double> predicted;
+  std::vector<rewrite::Change> changes;
+  int since_improvement = 0;
+  double best = 0;
+
+  for (int k = 0;; ++k) {
+    Step step;
+    step.index = k;
+    step.pipeline = current;
+    step.predicted = predicted;
+    step.changes = std::move(changes);
+    step.trace_path = (std::filesystem::path(o.trace_dir) / fmt::format("step-{}.pb", k)).string();
+    step.pipeline_path = (std::filesystem::path(o.trace_dir) / fmt::format("step-{}.json", k)).string();
+    seen.insert(SerializePipeline(current, Encoding::kJson));
+    PLUMBER_RETURN_IF_ERROR(WritePipeline(env, step.pipeline_path, current, Encoding::kJson));
+
+    Announce(progress, k, o, "run");
+    auto measured = Measure(env, current, step.trace_path, o, k, progress);
+    if (!measured.ok()) {
+      if (k == 0) return measured.status();
+      result.failure = measured.status().WithContext(fmt::format("step {}", k));
+      result.stopped_because = "the run of step " + std::to_string(k) + " could not start";
+      break;
+    }
+    step.end_status = measured->run.end_status;
+    step.measured = measured->throughput;
+    if (step.end_status == "error") {
+      const Status why = measured->run.error.WithContext(fmt::format("step {} ({})", k, step.pipeline_path));
+      if (k == 0) return why;
+      // A rewrite that fails to run is plumber's bug, not the user's: say
+      // so, and keep the best pipeline that did run.
+      result.failure = why;
+      result.steps.push_back(std::move(step));
+      result.stopped_because = "the rewritten pipeline of step " + std::to_string(k) + " failed";
+      break;
+    }
+    if (step.end_status == "interrupted") {
+      result.interrupted = true;
+      result.steps.push_back(std::move(step));
+      result.stopped_because = "interrupted";
+      break;
+    }
+    step.complete = true;
+    const bool improved = k == 0 || step.measured > best * (1 + o.min_improvement);
+    if (k == 0 || step.measured > best) {
+      if (k > 0) spdlog::debug("step {}: {:.2f} batches/s beats {:.2f}", k, step.measured, best);
+      best = step.measured;
+      result.best_step = k;
+    }
+    since_improvement = improved ? 0 : since_improvement + 1;
+
+    Announce(progress, k, o, "analyze");
+    auto header = ReadTraceHeader(env, step.trace_path);
+    if (!header.ok()) return header.status();
+    auto report = analysis::AnalyzeTraceFile(env, step.trace_path, aopt);
+    if (!report.ok()) {
+      if (k == 0) return report.status();
+      result.failure = report.status();
+      result.steps.push_back(std::move(step));
+      result.stopped_because = "the trace of step " + std::to_string(k) + " could not be analysed";
+      break;
+    }
+    for (const auto& w : report->warnings) spdlog::warn("{}: {}", step.trace_path, w);
+    step.bottleneck = report->bottleneck;
+    if (const auto* node = report->Find(report->bottleneck)) step.bottleneck_limit = analysis::LimitName(node->limit);
+
+    Announce(progress, k, o, "rewrite");
+    auto rewritten = rewrite::Rewrite(*header, *report, o.rewrite);
+    if (!rewritten.ok()) {
+      if (k == 0) return rewritten.status().WithContext(step.trace_path);
+      result.failure = rewritten.status().WithContext(step.trace_path);
+      result.steps.push_back(std::move(step));
+      result.stopped_because = "the trace of step " + std::to_string(k) + " could not be rewritten";
+      break;
+    }
+    if (k == 0) step.predicted = rewritten->predicted_before;
+    const bool ceiling = rewritten->plan.unbounded;
+    predicted = ceiling ? std::nullopt : std::optional<double>(rewritten->predicted_after);
+    changes = rewritten->changes;
+    const std::string next = SerializePipeline(rewritten->pipeline, Encoding::kJson);
+    current = rewritten->pipeline;
+    step.rewrite = std::move(rewritten).value();
+    const auto error = step.prediction_error();
+    const bool disagree = error && std::abs(*error) > o.max_prediction_error;
+    result.steps.push_back(std::move(step));
+
+    // Why stop (checked in this order, the first that holds is reported).
+    if (Stopped(o)) {
+      result.interrupted = true;
+      result.stopped_because = "interrupted";
+      break;
+    }
+    if (k + 1 >= o.max_steps) {
+      result.stopped_because = fmt::format("reached the limit of {} steps", o.max_steps);
+      break;
+    }
+    if (changes.empty()) {
+      result.stopped_because = "the rewrite changes nothing more";
+      break;
+    }
+    if (seen.count(next) != 0) {
+      result.stopped_because = "the rewrite returns to a pipeline already measured";
+      break;
+    }
+    if (k > 0 && !improved && !disagree) {
+      result.stopped_because = fmt::format("no gain above {:.0f}% and the prediction held (within {:.0f}%)",
+                                           100 * o.min_improvement, 100 * o.max_prediction_error);
+      break;
+    }
+    if (since_improvement >= 2) {
+      result.stopped_because = fmt::format("no gain above {:.0f}% in two steps", 100 * o.min_improvement);
+      break;
+    }
+  }
+  return result;
+}
+
+std::string StepTable(const OptimizeResult& r) {
+  std::string out = fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", "step", "measured", "predicted", "error",
+                                "bottleneck", "changes");
+  for (const auto& s : r.steps) {
+    std::string predicted = s.predicted ? Num(*s.predicted) : "-";
+    std::string error = s.prediction_error() ? fmt::format("{:+.0f}%", 100 * *s.prediction_error()) : "-";
+    std::string measured = Num(s.measured);
+    if (!s.complete) measured += "*";
+    std::string bottleneck = s.bottleneck.empty() ? "-" : s.bottleneck;
+    if (!s.bottleneck_limit.empty()) bottleneck += " (" + s.bottleneck_limit + ")";
+    std::vector<std::string> lines;
+    if (s.index == 0) lines.push_back("(as given)");
+    for (const auto& c : s.changes) lines.push_back(ChangeText(c));
+    if (lines.empty()) lines.push_back("-");
+    out += fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", s.index, measured, predicted, error, bottleneck,
+                       lines.front());
+    for (size_t i = 1; i < lines.size(); ++i) out += fmt::format("{:<61} {}\n", "", lines[i]);
+  }
+  out += "(throughput in minibatches/s; error = (predicted - measured) / measured";
+  bool incomplete = false;
+  for (const auto& s : r.steps) incomplete |= !s.complete;
+  out += incomplete ? "; * run cut short, not eligible as best)\n" : ")\n";
+  if (!r.steps.empty()) {
+    const Step& best = r.best();
+    out += fmt::format("best: step {}, {} minibatches/s", best.index, Num(best.measured));
+    if (r.speedup() > 0 && best.index != 0) out += fmt::format(" ({:.2f}x step 0)", r.speedup());
+    out += "\n";
+  }
+  out += "stopped: " + r.stopped_because + "\n";
+  if (!r.failure.ok()) out += "failure: " + r.failure.ToString() + "\n";
+  return out;
+}
+
+std::string StepJson(const OptimizeResult& r, const std::string& output) {
+  nlohmann::ordered_json j;
+  auto steps = nlohmann::ordered_json::array();
+  for (const auto& s : r.steps) {
+    nlohmann::ordered_json js;
+    js["step"] = s.index;
+    js["measured_throughput"] = s.measured;
+    js["predicted_throughput"] = s.predicted ? nlohmann::ordered_json(*s.predicted) : nullptr;
+    js["prediction_error"] = s.prediction_error() ? nlohmann::ordered_json(*s.prediction_error()) : nullptr;
+    js["bottleneck"] = s.bottleneck.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.bottleneck);
+    js["bottleneck_limit"] =
+        s.bottleneck_limit.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.bottleneck_limit);
+    js["end_status"] = s.end_status;
+    js["complete"] = s.complete;
+    js["trace"] = s.trace_path;
+    auto changes = nlohmann::ordered_json::array();
+    for (const auto& c : s.changes) {
+      changes.push_back({{"node", c.node}, {"what", c.what}, {"before", c.before}, {"after", c.after}, {"why", c.why}});
+    }
+    js["changes"] = std::move(changes);
+    steps.push_back(std::move(js));
+  }
+  j["steps"] = std::move(steps);
+  j["best_step"] = r.best_step;
+  j["best_throughput"] = r.steps.empty() ? 0.0 : r.best().measured;
+  j["initial_throughput"] = r.steps.empty() ? 0.0 : r.steps.front().measured;
+  j["speedup"] = r.speedup();
+  j["interrupted"] = r.interrupted;
+  j["stopped_because"] = r.stopped_because;
+  j["failure"] = r.failure.ok() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.failure.ToString());
+  j["output"] = output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(output);
+  return j.dump(2) + "\n";
+}
+
+StatusOr<TempDir> TempDir::Make(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = (std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") /
+                         (prefix + "XXXXXX"))
+                            .string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return Status::IOError(pattern + ": cannot create a temporary directory: " + std::strerror(errno));
+  }
+  return TempDir(pattern);
+}
+
+TempDir& TempDir::operator=(TempDir&& other) noexcept {
+  if (this != &other) {
+    TempDir old(std::move(*this));
+    path_ = std::move(other.path_);
+    other.path_.clear();
+  }
+  return *this;
+}
+
+TempDir::~TempDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  if (ec) spdlog::warn("{}: cannot remove the temporary directory: {}", path_, ec.message());
+}
+
+Status MakeDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError(dir + ": cannot create the directory: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec)) return Status::InvalidArgument(dir + ": not a directory");
+  return Status::OK();
+}
+
+}  // namespace plumber::optimize

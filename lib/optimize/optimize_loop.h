@@ -1,0 +1,161 @@
+// The optimize loop (`plumber optimize`, issue 6): trace a pipeline, model
+// it, rewrite it, run the rewrite, and repeat while the measured throughput
+// still improves or the model's prediction and the measurement disagree.
+// One rewrite from one trace can be wrong where the trace hid a cost (a
+// stage that was starved looks cheap); the next trace of the rewritten
+// pipeline shows it, so the loop converges where one shot may not.
+//
+// The loop lives here, not in the CLI, so `plumber demo`, the tests and the
+// benchmark drive the same code.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+#include "base/env.h"
+#include "base/status.h"
+#include "pipeline.pb.h"
+#include "rewrite/rewriter.h"
+#include "runtime/run.h"
+
+namespace plumber::optimize {
+
+struct OptimizeOptions {
+  // Machine to plan for; unset: the traced machine's.
+  std::optional<int> cores;
+  std::optional<uint64_t> memory_bytes;
+  std::optional<double> disk_bandwidth_bytes_per_s;
+  // Length of each traced run, its warm-up (kept out of the measurement and
+  // the model's window) and its snapshot period. A negative warm-up or
+  // snapshot period means "derived from seconds_per_run".
+  double seconds_per_run = 5;
+  double warmup_seconds = -1;
+  double snapshot_every_seconds = -1;
+  // Runs in total, the first (the pipeline as given) included.
+  int max_steps = 5;
+  // A step counts as an improvement when it beats the best so far by more
+  // than this fraction; measurement noise on a shared machine is a few
+  // percent, so smaller gains are not worth another run.
+  double min_improvement = 0.03;
+  // The loop goes on while |predicted - measured| / measured exceeds this:
+  // the model was wrong, and a new trace may correct it.
+  double max_prediction_error = 0.15;
+  rewrite::RewriteOptions rewrite;
+  // Storage throttles for every run (they are recorded in each trace, so the
+  // model sees the storage bound).
+  runtime::StorageOptions storage;
+  // Relative paths in the pipeline resolve against this directory.
+  std::string base_dir;
+  // Existing directory that receives step-N.pb traces and step-N.json
+  // pipelines.
+  std::string trace_dir;
+  // For the trace headers.
+  std::vector<std::string> argv;
+  std::string tool_version;
+  // When it becomes true the current run ends and the loop stops, keeping
+  // the best pipeline measured so far.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// What the loop is doing, for a live progress line.
+struct Progress {
+  int step = 0;
+  int max_steps = 0;
+  std::string phase;  // "run", "analyze", "rewrite"
+  runtime::RunProgress run;
+  double run_seconds = 0;  // planned length of the run
+};
+
+struct Step {
+  int index = 0;
+  std::string trace_path;
+  std::string pipeline_path;
+  schema::Pipeline pipeline;
+  std::string end_status;  // of the run: "ok", "end_of_data", "interrupted", "error"
+  double measured = 0;     // minibatches/s after the warm-up
+  // What the model predicted for this pipeline before it ran: for step 0
+  // the model of its own trace (as traced), afterwards the previous
+  // rewrite's prediction. nullopt when the model gave only a ceiling
+  // (a cache that removes every known limit).
+  std::optional<double> predicted;
+  std::optional<double> prediction_error() const {
+    if (!predicted || measured <= 0) return std::nullopt;
+    return (*predicted - measured) / measured;
+  }
+  // From this step's trace.
+  std::string bottleneck;
+  std::string bottleneck_limit;  // "cpu", "sequential", "storage", ...
+  // Changes that turned the previous step's pipeline into this one (empty
+  // for step 0).
+  std::vector<rewrite::Change> changes;
+  // The rewrite planned from this step's trace (the next step's pipeline,
+  // whether or not it ran).
+  std::optional<rewrite::RewriteResult> rewrite;
+  // Eligible as the best: the run completed (not interrupted, no error).
+  bool complete = false;
+};
+
+struct OptimizeResult {
+  std::vector<Step> steps;
+  int best_step = 0;
+  bool interrupted = false;
+  // Why the loop ended, in plain language.
+  std::string stopped_because;
+  // Why a rewritten pipeline failed, if one did.
+  Status failure;
+
+  const Step& best() const { return steps[static_cast<size_t>(best_step)]; }
+  const schema::Pipeline& best_pipeline() const { return best().pipeline; }
+  // Best measured throughput over the first step's (0 when step 0 measured
+  // nothing).
+  double speedup() const;
+};
+
+// Runs the loop on `pipeline` (valid). Fails only when the loop cannot work
+// at all: the pipeline as given fails or cannot be traced, or its trace
+// cannot be analysed. A rewritten pipeline that fails ends the loop with
+// `failure` set and the best pipeline so far kept. When step 0 was
+// interrupted, the result has that one step, incomplete, and best_step 0.
+StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, const OptimizeOptions& options,
+                                  const std::function<void(const Progress&)>& progress = {});
+
+// The step table: one row per step (measured, predicted, error, bottleneck,
+// changes), then the best step and why the loop stopped. Ends in a newline.
+std::string StepTable(const OptimizeResult& result);
+// The same as JSON (keys are a contract: add freely, never rename):
+// {"steps": [{"step", "measured_throughput", "predicted_throughput",
+//   "prediction_error", "bottleneck", "bottleneck_limit", "end_status",
+//   "trace", "changes": [{"node","what","before","after","why"}]}],
+//  "best_step", "best_throughput", "initial_throughput", "speedup",
+//  "interrupted", "stopped_because", "failure"}
+std::string StepJson(const OptimizeResult& result, const std::string& output);
+
+// A directory made with mkdtemp(3) under $TMPDIR (or /tmp) and removed
+// with its contents when this object goes away, unless released. Env has
+// no directory operations (it is a seam for files and the clock), so this
+// uses POSIX and std::filesystem directly.
+class TempDir {
+ public:
+  static StatusOr<TempDir> Make(const std::string& prefix);
+  TempDir() = default;
+  TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  TempDir& operator=(TempDir&& other) noexcept;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// Creates `dir` and its parents when missing.
+Status MakeDirectories(const std::string& dir);
+
+}  // namespace plumber::optimize
