@@ -89,7 +89,7 @@ int RunRun(const RunOptions& opt) {
   auto pipeline = LoadPipeline(env, opt.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
 
-  const bool live = isatty(STDERR_FILENO) == 1;
+  const bool live = ProgressOnStderr();
   if (live) {
     config.progress = [](const runtime::RunProgress& p) {
       std::fprintf(stderr, "\r\033[K  %7.1f s  %10lld batches  %9.1f batches/s", p.elapsed_seconds,
