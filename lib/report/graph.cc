@@ -335,9 +335,12 @@ std::string FormatHtml(const schema::Pipeline& program, const analysis::Report& 
   h += "<p class=\"legend\">Memory budget for a cache: " + Escape(units::FormatBytes(budget)) + " (memory " +
        Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) + " minus buffers " +
        Escape(units::FormatBytes(static_cast<double>(report.buffered_bytes))) + ", with headroom). Chosen: " +
-       Escape(plan && !plan->cache_node.empty() ? plan->cache_node + " (" + units::FormatBytes(plan->cache_bytes) + ")"
-              : !report.cache_node.empty() ? report.cache_node + " (" + units::FormatBytes(report.cache_bytes) + ")"
-                                           : std::string("none")) +
+       // The plan (when there is one) has the last word: it drops a cache
+       // the analysis found room for when nothing would replay it.
+       Escape(plan ? (plan->cache_node.empty() ? std::string("none")
+                                               : plan->cache_node + " (" + units::FormatBytes(plan->cache_bytes) + ")")
+              : report.cache_node.empty() ? std::string("none")
+                                          : report.cache_node + " (" + units::FormatBytes(report.cache_bytes) + ")") +
        (plan && !plan->cache_note.empty() ? ". " + Escape(plan->cache_note) : "") + ".</p>\n";
   h += "<table id=\"cache\"><tr><th>node</th><th>materialized size</th><th>of the budget</th><th>cacheable</th></tr>\n";
   for (const auto& n : report.nodes) {
