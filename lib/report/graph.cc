@@ -123,7 +123,7 @@ namespace {
 
 // The pipeline as SVG: sources on the left, the output on the right, one
 // column per depth (hops from the output), nodes of a column stacked.
-std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& report) {
+std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& report, const std::string& cache_node) {
   int max_depth = 0;
   for (const auto& n : report.nodes) max_depth = std::max(max_depth, n.depth);
   std::map<int, std::vector<const analysis::NodeModel*>> columns;
@@ -172,7 +172,7 @@ std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& re
            Fixed(box_h) + "\" rx=\"8\" fill=\"hsl(" + Fixed(Hue(Closeness(report, n)), 0) + ", 65%, 82%)\" stroke=\"" +
            (bottleneck ? "#b00" : "#444") + "\" stroke-width=\"" + (bottleneck ? "3" : "1") + "\"/>";
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 18) + "\" text-anchor=\"middle\" class=\"name\">" +
-           Escape(n.name) + (n.name == report.cache_node ? " [cache]" : "") + "</text>";
+           Escape(n.name) + (n.name == cache_node ? " [cache]" : "") + "</text>";
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 35) + "\" text-anchor=\"middle\">" +
            Escape(n.op + " x" + std::to_string(n.parallelism)) + "</text>";
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 52) + "\" text-anchor=\"middle\">" +
@@ -216,7 +216,7 @@ std::string RooflineSvg(const analysis::Report& report) {
     svg += "<line x1=\"" + Fixed(x) + "\" y1=\"" + Fixed(top - 6) + "\" x2=\"" + Fixed(x) + "\" y2=\"" +
            Fixed(height - 34) + "\" stroke=\"#ddd\"/>";
     svg += "<text class=\"axis\" x=\"" + Fixed(x) + "\" y=\"" + Fixed(height - 20) + "\" text-anchor=\"middle\">" +
-           Num(std::pow(10, d)) + "</text>\n";
+           (d >= 0 ? Fixed(std::pow(10, d), 0) : Num(std::pow(10, d))) + "</text>\n";
   }
   svg += "<text class=\"axis\" x=\"" + Fixed(label_w + margin + plot_w / 2) + "\" y=\"" + Fixed(height - 4) +
          "\" text-anchor=\"middle\">minibatches/s (log scale)</text>\n";
@@ -304,7 +304,8 @@ std::string FormatHtml(const schema::Pipeline& program, const analysis::Report& 
   h += "<h2>Pipeline</h2>\n<p class=\"legend\">Data flows left to right. Fill: red is the bottleneck, green far from "
        "it (the bottleneck's parallelism-scaled rate over the node's). Edge labels: the input's elements per "
        "minibatch (visit ratio); boxes give op x parallelism and the node's capacity now.</p>\n";
-  h += GraphSvg(program, report);
+  // The plan, when there is one, decides the cache (it drops one nothing would replay).
+  h += GraphSvg(program, report, plan ? plan->cache_node : report.cache_node);
 
   h += "<h2>Capacity of each stage</h2>\n<p class=\"legend\">Dark bars: what each stage can deliver at its "
        "parallelism now (red: the bottleneck); light bars: at the most cores it may use. Black line: observed "
