@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
@@ -37,6 +39,7 @@ struct RunOptions {
   std::string read_latency;
   std::string step_time;
   bool no_trace = false;
+  std::string format = "text";
   std::vector<std::string> argv;
 };
 
@@ -107,16 +110,30 @@ int RunRun(const RunOptions& opt) {
   if (live) std::fprintf(stderr, "\r\033[K");
   if (!result.ok()) return ReportError(result.status());
   const auto& r = *result;
-  std::cout << fmt::format("run: {} ({})\n", opt.pipeline, r.end_status);
-  std::cout << fmt::format("  batches     {}\n", r.batches);
-  std::cout << fmt::format("  elapsed     {}", units::FormatSeconds(r.seconds));
-  if (config.warmup_seconds > 0) std::cout << fmt::format(" (measured after {} warm-up)", units::FormatSeconds(config.warmup_seconds));
-  std::cout << "\n";
   const double rate = r.measured_seconds > 0 ? static_cast<double>(r.measured_batches) / r.measured_seconds : 0;
-  std::cout << fmt::format("  throughput  {:.2f} batches/s\n", rate);
-  std::cout << fmt::format("  mean wait   {} per Next (longest {})\n", units::FormatSeconds(r.mean_wait_seconds),
-                           units::FormatSeconds(r.max_wait_seconds));
-  if (!opt.trace.empty()) std::cout << fmt::format("  trace       {} ({} snapshots)\n", opt.trace, r.snapshots);
+  if (opt.format == "json") {
+    nlohmann::ordered_json j = {{"pipeline", opt.pipeline},
+                                {"end", r.end_status},
+                                {"batches", r.batches},
+                                {"seconds", r.seconds},
+                                {"warmup_seconds", config.warmup_seconds},
+                                {"throughput", rate},
+                                {"mean_wait_seconds", r.mean_wait_seconds},
+                                {"max_wait_seconds", r.max_wait_seconds},
+                                {"trace", opt.trace.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(opt.trace)},
+                                {"snapshots", r.snapshots}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("run: {} ({})\n", opt.pipeline, r.end_status);
+    std::cout << fmt::format("  batches     {}\n", r.batches);
+    std::cout << fmt::format("  elapsed     {}", units::FormatSeconds(r.seconds));
+    if (config.warmup_seconds > 0) std::cout << fmt::format(" (measured after {} warm-up)", units::FormatSeconds(config.warmup_seconds));
+    std::cout << "\n";
+    std::cout << fmt::format("  throughput  {:.2f} batches/s\n", rate);
+    std::cout << fmt::format("  mean wait   {} per Next (longest {})\n", units::FormatSeconds(r.mean_wait_seconds),
+                             units::FormatSeconds(r.max_wait_seconds));
+    if (!opt.trace.empty()) std::cout << fmt::format("  trace       {} ({} snapshots)\n", opt.trace, r.snapshots);
+  }
   if (r.end_status == "error") return ReportError(r.error);
   return kExitOk;
 }
@@ -135,6 +152,7 @@ Handler SetupRun(CLI::App& app) {
   app.add_option("--read-latency", opt->read_latency, "Add this latency to every read request, e.g. 5ms");
   app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step");
   app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
+  app.add_option("--format", opt->format, "Summary: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   return [opt] {
     // The command line as typed, for the trace header.
     if (auto cmdline = ReadFileToString(Env::Default(), "/proc/self/cmdline", 1 << 20); cmdline.ok()) {
