@@ -150,10 +150,18 @@ StatusOr<CheckConfig> LoadCheckConfig(Env* env, const std::string& path) {
 }
 
 CheckConditions ConditionsFor(const CheckConfig& config, const std::string& trace) {
+  // Absolute forms, so "traces/x.json" from the repository root and
+  // "/ci/repo/traces/x.json" name the same entry (no file system access:
+  // only the working directory is read).
+  auto key = [](const std::string& p) {
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(std::filesystem::path(p), ec);
+    return (ec ? std::filesystem::path(p) : abs).lexically_normal().string();
+  };
   CheckConditions c = config.defaults;
-  const std::string want = std::filesystem::path(trace).lexically_normal().string();
+  const std::string want = key(trace);
   for (const auto& entry : config.traces) {
-    if (entry.trace == want) c.MergeFrom(entry.conditions);
+    if (key(entry.trace) == want) c.MergeFrom(entry.conditions);
   }
   return c;
 }

@@ -2,6 +2,7 @@
 // gives their numbers): each condition passes and fails where it should,
 // a baseline catches a 20% slowdown of one stage and ignores 2% noise, and
 // config files parse, merge and refuse what they should.
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -121,6 +122,9 @@ TEST_CASE("check configs parse, merge and resolve paths", "[check]") {
   CHECK(*c.expect_bottleneck == "burn");
   CHECK(*c.max_cpu_per_batch == Approx(0.045));
   CHECK_FALSE(c.baseline);
+  // An absolute path names the same entry.
+  auto abs = ConditionsFor(*cfg, (std::filesystem::current_path() / "data/traces/cpu.json").string());
+  CHECK(abs.expect_bottleneck.value_or("") == "burn");
   // A trace the config does not list gets the defaults only.
   auto other = ConditionsFor(*cfg, "elsewhere.json");
   CHECK_FALSE(other.expect_bottleneck);
