@@ -8,6 +8,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2
   libglpk-dev libturbojpeg0-dev libjpeg62-turbo-dev zlib1g-dev libzstd-dev
   man-db groff-base
+  graphviz jq
 )
 missing=()
 for p in "${packages[@]}"; do

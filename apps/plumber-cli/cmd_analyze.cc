@@ -5,7 +5,8 @@
 // what a rewrite could reach (structural caps, the cache MILP). --cores,
 // --mem and --disk-bandwidth replace what the trace recorded about the
 // machine, for what-if questions. Problems with the data are warnings on
-// stderr; exit 2 only when nothing can be computed.
+// stderr; exit 2 only when nothing can be computed. --format dot and html
+// draw the same model (lib/report/graph.h).
 #include <cmath>
 #include <iostream>
 
@@ -16,6 +17,7 @@
 #include "analysis_options.h"
 #include "base/env.h"
 #include "command.h"
+#include "report/graph.h"
 #include "rewrite/planner.h"
 #include "rewrite/rewrite_report.h"
 #include "traceio/trace_io.h"
@@ -26,6 +28,7 @@ namespace {
 struct AnalyzeOptions {
   AnalysisFlags flags;
   std::string format = "text";
+  std::string output;
 };
 
 int RunAnalyze(const AnalyzeOptions& opt) {
@@ -61,16 +64,26 @@ int RunAnalyze(const AnalyzeOptions& opt) {
     plan = std::move(*rewrite_plan);
   }
 
-  if (opt.format == "json") {
+  std::string out;
+  if (opt.format == "dot") {
+    out = report::FormatDot(header->program(), *report);
+  } else if (opt.format == "html") {
+    out = report::FormatHtml(header->program(), *report, plan ? &*plan : nullptr);
+  } else if (opt.format == "json") {
     auto j = nlohmann::ordered_json::parse(analysis::FormatReportJson(*report));
     j["plan"] = plan ? rewrite::PlanJson(*plan) : nlohmann::ordered_json(nullptr);
-    std::cout << j.dump(2) << "\n";
+    out = j.dump(2) + "\n";
   } else if (opt.format == "markdown") {
-    std::cout << analysis::FormatReportMarkdown(*report);
-    if (plan) std::cout << "\n## Plan (GLPK, what a rewrite could reach)\n\n```\n" << rewrite::PlanText(*plan) << "```\n";
+    out = analysis::FormatReportMarkdown(*report);
+    if (plan) out += "\n## Plan (GLPK, what a rewrite could reach)\n\n```\n" + rewrite::PlanText(*plan) + "```\n";
   } else {
-    std::cout << analysis::FormatReportText(*report);
-    if (plan) std::cout << "\nplan (GLPK; what `plumber rewrite` could reach):\n" << rewrite::PlanText(*plan);
+    out = analysis::FormatReportText(*report);
+    if (plan) out += "\nplan (GLPK; what `plumber rewrite` could reach):\n" + rewrite::PlanText(*plan);
+  }
+  if (opt.output.empty()) {
+    std::cout << out;
+  } else if (auto st = WriteFileAtomically(Env::Default(), opt.output, out); !st.ok()) {
+    return ReportError(st);
   }
   return kExitOk;
 }
@@ -80,8 +93,9 @@ int RunAnalyze(const AnalyzeOptions& opt) {
 Handler SetupAnalyze(CLI::App& app) {
   auto opt = std::make_shared<AnalyzeOptions>();
   AddAnalysisFlags(app, &opt->flags);
-  app.add_option("--format", opt->format, "Output: text (default), json or markdown")
-      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  app.add_option("--format", opt->format, "Output: text (default), json, markdown, dot (Graphviz) or html")
+      ->check(CLI::IsMember({"text", "json", "markdown", "dot", "html"}));
+  app.add_option("-o,--output", opt->output, "Write the report to this file (atomically) instead of stdout");
   return [opt] { return RunAnalyze(*opt); };
 }
 

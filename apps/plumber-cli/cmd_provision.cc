@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "command.h"
 #include "lp/provisioning.h"
+#include "report/check.h"
 #include "rewrite/planner.h"
 #include "traceio/trace_io.h"
 
@@ -21,7 +22,8 @@ namespace {
 
 struct ProvisionFlags {
   AnalysisFlags analysis;
-  double target = 0;
+  double target = 0;          // parsed from target_text
+  std::string target_text;    // "200", "200/s", "1.5K/s": units like every rate
   std::string cost;
   std::string format = "text";
 };
@@ -46,7 +48,11 @@ Status ParseCost(const std::string& text, lp::ResourcePrices* prices) {
   return Status::OK();
 }
 
-int RunProvision(const ProvisionFlags& f) {
+int RunProvision(ProvisionFlags f) {
+  auto target = report::ParseThroughput(f.target_text);
+  if (!target.ok()) return ReportError(target.status().WithContext("--target-rate"));
+  if (!(*target > 0)) return ReportError(Status::InvalidArgument("--target-rate must be positive, got '" + f.target_text + "'"));
+  f.target = *target;
   lp::ProvisionProblem problem;
   if (Status s = ParseCost(f.cost, &problem.prices); !s.ok()) return ReportError(s);
   auto header = ReadTraceHeader(Env::Default(), f.analysis.trace);
@@ -98,7 +104,7 @@ int RunProvision(const ProvisionFlags& f) {
 Handler SetupProvision(CLI::App& app) {
   auto f = std::make_shared<ProvisionFlags>();
   AddAnalysisFlags(app, &f->analysis);
-  app.add_option("--target-rate", f->target, "Minibatches per second to reach")->required()->check(CLI::PositiveNumber);
+  app.add_option("--target-rate", f->target_text, "Minibatches per second to reach, e.g. 200 or 200/s")->required();
   app.add_option("--cost", f->cost, "Prices per hour: cpu=PER_CORE,mem=PER_GB,bw=PER_100MB/s");
   app.add_option("--format", f->format, "Output: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   return [f] { return RunProvision(*f); };

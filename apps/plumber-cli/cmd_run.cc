@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
@@ -41,6 +43,7 @@ struct RunOptions {
   bool no_trace = false;
   bool calibrate = false;
   std::string calibrate_seconds = "1s";
+  std::string format = "text";
   std::vector<std::string> argv;
 };
 
@@ -100,9 +103,11 @@ int RunRun(const RunOptions& opt) {
     auto points = runtime::MeasureSourceBandwidth(env, *pipeline, config.base_dir, config.storage, *per_point);
     if (!points.ok()) return ReportError(points.status().WithContext(opt.pipeline));
     std::vector<std::pair<double, double>> xy;
-    std::cout << "calibration: storage bandwidth by read parallelism\n";
+    // With --format json, stdout is the summary alone.
+    std::ostream& table = opt.format == "json" ? std::cerr : std::cout;
+    table << "calibration: storage bandwidth by read parallelism\n";
     for (const auto& pt : *points) {
-      std::cout << fmt::format("  {:>3}  {}\n", pt.parallelism, units::FormatRate(pt.bytes_per_s));
+      table << fmt::format("  {:>3}  {}\n", pt.parallelism, units::FormatRate(pt.bytes_per_s));
       auto* point = config.bandwidth_curve.add_points();
       point->set_parallelism(pt.parallelism);
       point->set_bytes_per_s(pt.bytes_per_s);
@@ -115,7 +120,7 @@ int RunRun(const RunOptions& opt) {
     }
   }
 
-  const bool live = isatty(STDERR_FILENO) == 1;
+  const bool live = ProgressOnStderr();
   if (live) {
     config.progress = [](const runtime::RunProgress& p) {
       std::fprintf(stderr, "\r\033[K  %7.1f s  %10lld batches  %9.1f batches/s", p.elapsed_seconds,
@@ -133,16 +138,30 @@ int RunRun(const RunOptions& opt) {
   if (live) std::fprintf(stderr, "\r\033[K");
   if (!result.ok()) return ReportError(result.status());
   const auto& r = *result;
-  std::cout << fmt::format("run: {} ({})\n", opt.pipeline, r.end_status);
-  std::cout << fmt::format("  batches     {}\n", r.batches);
-  std::cout << fmt::format("  elapsed     {}", units::FormatSeconds(r.seconds));
-  if (config.warmup_seconds > 0) std::cout << fmt::format(" (measured after {} warm-up)", units::FormatSeconds(config.warmup_seconds));
-  std::cout << "\n";
   const double rate = r.measured_seconds > 0 ? static_cast<double>(r.measured_batches) / r.measured_seconds : 0;
-  std::cout << fmt::format("  throughput  {:.2f} batches/s\n", rate);
-  std::cout << fmt::format("  mean wait   {} per Next (longest {})\n", units::FormatSeconds(r.mean_wait_seconds),
-                           units::FormatSeconds(r.max_wait_seconds));
-  if (!opt.trace.empty()) std::cout << fmt::format("  trace       {} ({} snapshots)\n", opt.trace, r.snapshots);
+  if (opt.format == "json") {
+    nlohmann::ordered_json j = {{"pipeline", opt.pipeline},
+                                {"end", r.end_status},
+                                {"batches", r.batches},
+                                {"seconds", r.seconds},
+                                {"warmup_seconds", config.warmup_seconds},
+                                {"throughput", rate},
+                                {"mean_wait_seconds", r.mean_wait_seconds},
+                                {"max_wait_seconds", r.max_wait_seconds},
+                                {"trace", opt.trace.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(opt.trace)},
+                                {"snapshots", r.snapshots}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("run: {} ({})\n", opt.pipeline, r.end_status);
+    std::cout << fmt::format("  batches     {}\n", r.batches);
+    std::cout << fmt::format("  elapsed     {}", units::FormatSeconds(r.seconds));
+    if (config.warmup_seconds > 0) std::cout << fmt::format(" (measured after {} warm-up)", units::FormatSeconds(config.warmup_seconds));
+    std::cout << "\n";
+    std::cout << fmt::format("  throughput  {:.2f} batches/s\n", rate);
+    std::cout << fmt::format("  mean wait   {} per Next (longest {})\n", units::FormatSeconds(r.mean_wait_seconds),
+                             units::FormatSeconds(r.max_wait_seconds));
+    if (!opt.trace.empty()) std::cout << fmt::format("  trace       {} ({} snapshots)\n", opt.trace, r.snapshots);
+  }
   if (r.end_status == "error") return ReportError(r.error);
   return kExitOk;
 }
@@ -164,6 +183,7 @@ Handler SetupRun(CLI::App& app) {
   app.add_flag("--calibrate-source", opt->calibrate,
                "First measure the source's bandwidth at read parallelism 1..16 and store the curve in the trace");
   app.add_option("--calibrate-seconds", opt->calibrate_seconds, "Time per calibration point (default 1s)");
+  app.add_option("--format", opt->format, "Summary: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   return [opt] {
     // The command line as typed, for the trace header.
     if (auto cmdline = ReadFileToString(Env::Default(), "/proc/self/cmdline", 1 << 20); cmdline.ok()) {

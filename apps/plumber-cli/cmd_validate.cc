@@ -1,8 +1,11 @@
 // plumber validate FILE: says what the file is (pipeline or trace), lists
 // its nodes (and for a trace its machine and snapshots), and reports every
 // problem found. Exit 0 when valid, 2 with one line per problem otherwise.
+// --format json says the same as one object for scripts.
 #include <cstdio>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "base/env.h"
 #include "base/units.h"
@@ -88,15 +91,71 @@ int ValidateTraceFile(const std::string& path, std::string_view bytes) {
   return Report(path, ValidateTrace(*trace));
 }
 
+nlohmann::ordered_json NodesJson(const schema::Pipeline& p) {
+  auto nodes = nlohmann::ordered_json::array();
+  for (const auto& n : p.nodes()) {
+    nodes.push_back({{"name", n.name()}, {"op", n.op()}, {"parallelism", NodeParallelism(n)},
+                     {"inputs", std::vector<std::string>(n.inputs().begin(), n.inputs().end())}});
+    if (n.op() == "interleave") nodes.back()["function"] = n.interleave().function();
+  }
+  return nodes;
+}
+
+// {"path", "kind", "encoding", "valid", "problems": [...], "program": {"name", "output", "nodes": [...]}}
+// plus "machine", "snapshots", "end" and "warning" for traces. Exit codes as for text.
+int ValidateJson(const std::string& path, std::string_view bytes) {
+  nlohmann::ordered_json j;
+  j["path"] = path;
+  std::vector<Problem> problems;
+  const schema::Pipeline* program = nullptr;
+  schema::Trace trace;
+  schema::Pipeline pipeline;
+  if (IsTraceContent(bytes)) {
+    TraceReadReport report;
+    auto t = ParseTrace(bytes, path, &report);
+    if (!t.ok()) return ReportError(t.status());
+    trace = std::move(*t);
+    j["kind"] = "trace";
+    j["encoding"] = EncodingName(report.encoding);
+    const auto& m = trace.header().machine();
+    j["machine"] = {{"cores", m.cores()},
+                    {"memory_bytes", m.memory_bytes()},
+                    {"available_memory_bytes", m.available_memory_bytes()},
+                    {"read_bandwidth_bytes_per_s", m.read_bandwidth_bytes_per_s()}};
+    j["snapshots"] = trace.snapshots_size();
+    j["end"] = trace.has_end() ? nlohmann::ordered_json(trace.end().status()) : nlohmann::ordered_json(nullptr);
+    j["warning"] = report.warning.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(report.warning);
+    problems = ValidateTrace(trace);
+    program = &trace.header().program();
+  } else {
+    auto p = ParsePipeline(bytes, path);
+    if (!p.ok()) return ReportError(p.status());
+    pipeline = std::move(*p);
+    j["kind"] = "pipeline";
+    j["encoding"] = EncodingName(DetectEncoding(bytes));
+    problems = ValidatePipeline(pipeline);
+    program = &pipeline;
+  }
+  j["valid"] = problems.empty();
+  j["problems"] = nlohmann::ordered_json::array();
+  for (const auto& p : problems) j["problems"].push_back(p.ToString());
+  j["program"] = {{"name", program->name()}, {"output", OutputNodeName(*program)}, {"nodes", NodesJson(*program)}};
+  std::cout << j.dump(2) << "\n";
+  return problems.empty() ? kExitOk : kExitBadInput;
+}
+
 }  // namespace
 
 Handler SetupValidate(CLI::App& app) {
   auto path = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("text");
   app.add_option("FILE", *path, "Pipeline or trace (JSON or binary)")->required();
-  return [path] {
+  app.add_option("--format", *format, "Output: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  return [path, format] {
     auto bytes = ReadFileToString(Env::Default(), *path);
     if (!bytes.ok()) return ReportError(bytes.status());
     if (bytes->empty()) return ReportError(Status::InvalidArgument(*path + ": the file is empty"));
+    if (*format == "json") return ValidateJson(*path, *bytes);
     return IsTraceContent(*bytes) ? ValidateTraceFile(*path, *bytes) : ValidatePipelineFile(*path, *bytes);
   };
 }

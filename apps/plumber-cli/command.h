@@ -38,4 +38,11 @@ int ReportError(const Status& status);
 // Prints "plumber: warning: ..." to stderr (unless --quiet).
 void Warn(const std::string& message);
 
+// Whether stderr may carry progress lines: a terminal (not TERM=dumb) and
+// no --quiet. Logs and CI captures get no carriage-return redraws.
+bool ProgressOnStderr();
+// Whether log output may be coloured: stderr is a terminal and NO_COLOR
+// (https://no-color.org) is unset or empty.
+bool ColorOnStderr();
+
 }  // namespace plumber::cli

@@ -7,9 +7,12 @@
 namespace plumber::cli {
 
 Handler SetupAnalyze(CLI::App& app);
+Handler SetupCheck(CLI::App& app);
 Handler SetupConvert(CLI::App& app);
 Handler SetupDemo(CLI::App& app);
+Handler SetupDiff(CLI::App& app);
 Handler SetupGen(CLI::App& app);
+Handler SetupHelp(CLI::App& app);
 Handler SetupOptimize(CLI::App& app);
 Handler SetupProvision(CLI::App& app);
 Handler SetupRank(CLI::App& app);
@@ -22,9 +25,12 @@ namespace {
 
 constexpr std::array kCommands = {
     Command{"analyze", "Model a trace: rates, bounds, bottleneck, sizes and findings", &SetupAnalyze},
+    Command{"check", "Fail (exit 1) when a trace misses its thresholds or regresses from a baseline", &SetupCheck},
     Command{"convert", "Convert a pipeline or trace between JSON and binary", &SetupConvert},
     Command{"demo", "Generate images, optimize the naive image pipeline, show before and after", &SetupDemo},
+    Command{"diff", "What changed between two traces or two pipelines", &SetupDiff},
     Command{"gen", "Write test data (TFRecord images or text) for pipelines", &SetupGen},
+    Command{"help", "Show the manual page of plumber or of a subcommand", &SetupHelp},
     Command{"optimize", "Trace, rewrite and re-run a pipeline until it stops getting faster", &SetupOptimize},
     Command{"provision", "Least-cost cores, memory and bandwidth that reach a target rate", &SetupProvision},
     Command{"rank", "Rank a trace's nodes by parallelism-scaled rate, slowest first", &SetupRank},

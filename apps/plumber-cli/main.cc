@@ -1,12 +1,16 @@
 // plumber's entry point: global flags, the subcommand table, and the
 // boundary where errors become messages and exit codes. Nothing below this
 // file throws across a library boundary; CLI11's parse errors stop here.
+#include <unistd.h>
+
 #include <google/protobuf/stubs/logging.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <vector>
 
@@ -59,7 +63,8 @@ void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line, c
 
 void SetUpLogging(int verbosity, bool quiet) {
   google::protobuf::SetLogHandler(&ProtobufLog);
-  auto logger = spdlog::stderr_color_st("plumber");
+  auto logger = spdlog::stderr_color_st("plumber", ColorOnStderr() ? spdlog::color_mode::automatic
+                                                                    : spdlog::color_mode::never);
   logger->set_pattern("plumber: %l: %v");
   logger->set_level(quiet ? spdlog::level::err : verbosity >= 2 ? spdlog::level::trace
                                                 : verbosity == 1 ? spdlog::level::debug
@@ -118,6 +123,16 @@ int ReportError(const Status& status) {
 
 void Warn(const std::string& message) {
   if (!g_quiet) std::cerr << "plumber: warning: " << message << "\n";
+}
+
+bool ProgressOnStderr() {
+  const char* term = std::getenv("TERM");
+  return !g_quiet && isatty(STDERR_FILENO) == 1 && !(term && std::strcmp(term, "dumb") == 0);
+}
+
+bool ColorOnStderr() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDERR_FILENO) == 1 && !(no_color && *no_color);
 }
 
 }  // namespace plumber::cli

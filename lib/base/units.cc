@@ -122,6 +122,21 @@ StatusOr<double> ParseSeconds(std::string_view text) {
   return seconds;
 }
 
+StatusOr<double> ParseFraction(std::string_view text) {
+  Split s;
+  PLUMBER_RETURN_IF_ERROR(SplitNumber(text, "share (expected e.g. 10% or 0.1)", &s));
+  if (s.suffix == "%") return s.number / 100;
+  if (!s.suffix.empty()) {
+    return Status::InvalidArgument("'" + std::string(text) + "': unknown unit '" + s.suffix +
+                                   "' for a share (expected % or a fraction such as 0.1)");
+  }
+  if (s.number > 1) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a fraction between 0 and 1 (for a percentage write '" +
+                                   std::string(text) + "%')");
+  }
+  return s.number;
+}
+
 std::string FormatBytes(double bytes) {
   static const char* const kNames[] = {"B", "kB", "MB", "GB", "TB", "PB"};
   if (std::fabs(bytes) < 1000) {

@@ -17,6 +17,9 @@ StatusOr<uint64_t> ParseBytes(std::string_view text);
 // Bytes per second; the "/s" is optional.
 StatusOr<double> ParseRate(std::string_view text);
 StatusOr<double> ParseSeconds(std::string_view text);
+// A share such as a tolerance: "10%" is 0.1; a bare number must be a
+// fraction in [0, 1] ("0.1"), so "10" is refused rather than read as 1000%.
+StatusOr<double> ParseFraction(std::string_view text);
 
 // Human forms with three significant digits: "1.50 GB", "412 MB/s", "2.35 ms".
 std::string FormatBytes(double bytes);

@@ -42,6 +42,18 @@ TEST_CASE("durations", "[units]") {
   CHECK_FALSE(units::ParseSeconds("3 days").ok());
 }
 
+TEST_CASE("shares are percentages or fractions", "[units]") {
+  CHECK(*units::ParseFraction("10%") == Approx(0.1));
+  CHECK(*units::ParseFraction("2.5%") == Approx(0.025));
+  CHECK(*units::ParseFraction("0.1") == Approx(0.1));
+  // "10" would be 1000%: almost surely a percentage without its sign.
+  auto ten = units::ParseFraction("10");
+  REQUIRE_FALSE(ten.ok());
+  CHECK(ten.status().message().find("'10%'") != std::string::npos);
+  CHECK_FALSE(units::ParseFraction("10 percent").ok());
+  CHECK_FALSE(units::ParseFraction("-5%").ok());
+}
+
 TEST_CASE("formatting keeps three significant digits", "[units]") {
   CHECK(units::FormatBytes(512) == "512 B");
   CHECK(units::FormatBytes(1.5e9) == "1.50 GB");

@@ -1,0 +1,297 @@
+// Conditions of `plumber check`: parsing (flags and config file) and
+// evaluation against an analysed trace and, optionally, a baseline trace.
+#include "report/check.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cctype>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "base/units.h"
+
+namespace plumber::report {
+namespace {
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+std::string Percent(double share) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%+.1f%%", share * 100);
+  return buf;
+}
+
+std::string Throughput(std::optional<double> v) {
+  return v ? Num(*v) + " minibatches/s" : std::string("unbounded");
+}
+
+// Paths in a config file are relative to the file, so a config committed
+// beside its traces works from any working directory.
+std::string Resolve(const std::string& path, const std::string& base_dir) {
+  std::filesystem::path p(path);
+  if (p.is_absolute() || base_dir.empty()) return p.lexically_normal().string();
+  return (std::filesystem::path(base_dir) / p).lexically_normal().string();
+}
+
+// A value that may be written as a JSON number or as text with units.
+StatusOr<std::string> ValueText(const nlohmann::json& v, const std::string& where, bool allow_number) {
+  if (v.is_string()) return v.get<std::string>();
+  if (allow_number && v.is_number()) return Num(v.get<double>());
+  return Status::InvalidArgument(where + ": expected " + (allow_number ? "a number or a string" : "a string") +
+                                 " with its unit, got " + v.dump());
+}
+
+StatusOr<CheckConditions> ParseConditions(const nlohmann::json& obj, const std::string& where,
+                                          const std::string& base_dir, bool top_level) {
+  CheckConditions c;
+  for (const auto& [key, value] : obj.items()) {
+    const std::string at = where + ": '" + key + "'";
+    auto wrap = [&](const Status& s) { return Status::InvalidArgument(at + ": " + s.message()); };
+    if (key == "min_throughput" || key == "min_predicted") {
+      PLUMBER_ASSIGN_OR_RETURN(std::string text, ValueText(value, at, true));
+      auto rate = ParseThroughput(text);
+      if (!rate.ok()) return wrap(rate.status());
+      (key == "min_throughput" ? c.min_throughput : c.min_predicted) = *rate;
+    } else if (key == "max_cpu_per_batch") {
+      PLUMBER_ASSIGN_OR_RETURN(std::string text, ValueText(value, at, false));
+      auto seconds = ParseCpuPerBatch(text);
+      if (!seconds.ok()) return wrap(seconds.status());
+      c.max_cpu_per_batch = *seconds;
+    } else if (key == "tolerance") {
+      PLUMBER_ASSIGN_OR_RETURN(std::string text, ValueText(value, at, true));
+      auto share = units::ParseFraction(text);
+      if (!share.ok()) return wrap(share.status());
+      c.tolerance = *share;
+    } else if (key == "expect_bottleneck" || key == "baseline") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        return Status::InvalidArgument(at + ": expected a non-empty string, got " + value.dump());
+      }
+      if (key == "baseline") c.baseline = Resolve(value.get<std::string>(), base_dir);
+      else c.expect_bottleneck = value.get<std::string>();
+    } else if ((top_level && key == "traces") || (!top_level && key == "trace") || key == "comment") {
+      // Handled by the caller; "comment" lets a config say why a threshold is what it is.
+    } else {
+      return Status::InvalidArgument(at + ": unknown key (expected min_throughput, min_predicted, "
+                                     "max_cpu_per_batch, expect_bottleneck, baseline, tolerance" +
+                                     std::string(top_level ? ", traces" : ", trace") + ", comment)");
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+bool CheckConditions::empty() const {
+  return !min_throughput && !min_predicted && !max_cpu_per_batch && !expect_bottleneck && !baseline;
+}
+
+void CheckConditions::MergeFrom(const CheckConditions& over) {
+  if (over.min_throughput) min_throughput = over.min_throughput;
+  if (over.min_predicted) min_predicted = over.min_predicted;
+  if (over.max_cpu_per_batch) max_cpu_per_batch = over.max_cpu_per_batch;
+  if (over.expect_bottleneck) expect_bottleneck = over.expect_bottleneck;
+  if (over.baseline) baseline = over.baseline;
+  if (over.tolerance) tolerance = over.tolerance;
+}
+
+StatusOr<double> ParseThroughput(std::string_view text) {
+  auto rate = units::ParseRate(text);
+  if (!rate.ok()) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a throughput (expected minibatches per "
+                                   "second, e.g. 30 or 30/s)");
+  }
+  return *rate;
+}
+
+StatusOr<double> ParseCpuPerBatch(std::string_view text) {
+  PLUMBER_ASSIGN_OR_RETURN(double seconds, units::ParseSeconds(text));
+  std::string_view t = text;
+  while (!t.empty() && (t.back() == ' ')) t.remove_suffix(1);
+  if (!t.empty() && (std::isdigit(static_cast<unsigned char>(t.back())) || t.back() == '.')) {
+    return Status::InvalidArgument("'" + std::string(text) + "' needs a unit (e.g. '" + std::string(t) +
+                                   "ms' or '" + std::string(t) + "s')");
+  }
+  return seconds;
+}
+
+StatusOr<CheckConfig> ParseCheckConfig(std::string_view json, const std::string& source, const std::string& base_dir) {
+  nlohmann::json root = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return Status::InvalidArgument(source + ": not valid JSON");
+  if (!root.is_object()) return Status::InvalidArgument(source + ": expected a JSON object at the top");
+  CheckConfig config;
+  PLUMBER_ASSIGN_OR_RETURN(config.defaults, ParseConditions(root, source, base_dir, true));
+  if (root.contains("traces")) {
+    const auto& traces = root["traces"];
+    if (!traces.is_array()) return Status::InvalidArgument(source + ": 'traces': expected an array of objects");
+    for (size_t i = 0; i < traces.size(); ++i) {
+      const std::string where = source + ": traces[" + std::to_string(i) + "]";
+      const auto& t = traces[i];
+      if (!t.is_object()) return Status::InvalidArgument(where + ": expected an object");
+      if (!t.contains("trace") || !t["trace"].is_string() || t["trace"].get<std::string>().empty()) {
+        return Status::InvalidArgument(where + ": 'trace': expected the path of a trace");
+      }
+      CheckEntry entry;
+      entry.trace = Resolve(t["trace"].get<std::string>(), base_dir);
+      PLUMBER_ASSIGN_OR_RETURN(entry.conditions, ParseConditions(t, where, base_dir, false));
+      config.traces.push_back(std::move(entry));
+    }
+  }
+  return config;
+}
+
+StatusOr<CheckConfig> LoadCheckConfig(Env* env, const std::string& path) {
+  PLUMBER_ASSIGN_OR_RETURN(std::string text, ReadFileToString(env, path, uint64_t{1} << 24));
+  return ParseCheckConfig(text, path, std::filesystem::path(path).parent_path().string());
+}
+
+CheckConditions ConditionsFor(const CheckConfig& config, const std::string& trace) {
+  // Absolute forms, so "traces/x.json" from the repository root and
+  // "/ci/repo/traces/x.json" name the same entry (no file system access:
+  // only the working directory is read).
+  auto key = [](const std::string& p) {
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(std::filesystem::path(p), ec);
+    return (ec ? std::filesystem::path(p) : abs).lexically_normal().string();
+  };
+  CheckConditions c = config.defaults;
+  const std::string want = key(trace);
+  for (const auto& entry : config.traces) {
+    if (key(entry.trace) == want) c.MergeFrom(entry.conditions);
+  }
+  return c;
+}
+
+bool CheckOutcome::ok() const {
+  for (const auto& r : results) {
+    if (!r.ok) return false;
+  }
+  return true;
+}
+
+StatusOr<CheckOutcome> EvaluateCheck(const analysis::Report& report, const analysis::Report* baseline,
+                                     const CheckConditions& c) {
+  CheckOutcome out;
+  if (c.min_throughput) {
+    out.results.push_back({"observed throughput", "at least " + Throughput(*c.min_throughput),
+                           Throughput(report.observed_throughput),
+                           report.observed_throughput >= *c.min_throughput});
+  }
+  if (c.min_predicted) {
+    // No prediction means nothing bounds the pipeline, which is above any floor.
+    const bool ok = !report.predicted_throughput || *report.predicted_throughput >= *c.min_predicted;
+    out.results.push_back({"predicted throughput", "at least " + Throughput(*c.min_predicted),
+                           Throughput(report.predicted_throughput), ok});
+  }
+  if (c.max_cpu_per_batch) {
+    out.results.push_back({"CPU per minibatch (all nodes)", "at most " + units::FormatSeconds(*c.max_cpu_per_batch),
+                           units::FormatSeconds(report.cpu_seconds_per_minibatch),
+                           report.cpu_seconds_per_minibatch <= *c.max_cpu_per_batch});
+  }
+  if (c.expect_bottleneck) {
+    if (!report.Find(*c.expect_bottleneck)) {
+      std::string names;
+      for (const auto& n : report.nodes) names += (names.empty() ? "" : ", ") + n.name;
+      return Status::InvalidArgument(report.source + ": --expect-bottleneck '" + *c.expect_bottleneck +
+                                     "' is not a node of the traced program (nodes: " + names + ")");
+    }
+    const std::string found = report.bottleneck.empty() ? "none (nothing is bounded)" : report.bottleneck;
+    out.results.push_back({"bottleneck", *c.expect_bottleneck, found, report.bottleneck == *c.expect_bottleneck});
+  }
+  if (c.baseline) {
+    if (!baseline) return Status::Internal("EvaluateCheck: a baseline is stated but none was analysed");
+    const double tol = c.tolerance.value_or(kDefaultTolerance);
+    const std::string tol_text = Num(tol * 100) + "%";
+    const std::string vs = " (baseline " + baseline->source + " ";
+    // Rising costs: CPU (the rate per core is its inverse, so it is said
+    // alongside rather than checked twice), bytes, storage bytes.
+    auto cost = [&](const std::string& node, const std::string& quantity, double base, double now,
+                    const std::function<std::string(double)>& fmt, const std::string& extra) {
+      if (!(base > 0)) return;
+      const double change = now / base - 1;
+      const double limit = base * (1 + tol);
+      out.results.push_back({node + ": " + quantity,
+                             "at most " + fmt(limit) + vs + fmt(base) + " + " + tol_text + ")",
+                             fmt(now) + " (" + Percent(change) + extra + ")", now <= limit});
+    };
+    const double base_mb = static_cast<double>(std::max<int64_t>(baseline->minibatches, 1));
+    const double now_mb = static_cast<double>(std::max<int64_t>(report.minibatches, 1));
+    std::set<std::string> seen;
+    for (const auto& b : baseline->nodes) {
+      const analysis::NodeModel* n = report.Find(b.name);
+      if (!n) {
+        out.notes.push_back("node '" + b.name + "' of the baseline is not in the trace; not compared");
+        continue;
+      }
+      seen.insert(b.name);
+      std::string rates;
+      if (b.rate_per_core && n->rate_per_core) {
+        rates = "; rate per core " + Num(*b.rate_per_core) + " -> " + Num(*n->rate_per_core) + " minibatches/core-s";
+      }
+      const auto seconds = [](double v) { return units::FormatSeconds(v); };
+      const auto bytes = [](double v) { return units::FormatBytes(v); };
+      if (b.cpu_seconds_per_minibatch > 0) {
+        cost(b.name, "CPU per minibatch", b.cpu_seconds_per_minibatch, n->cpu_seconds_per_minibatch, seconds, rates);
+      } else if (n->cpu_seconds_per_minibatch > tol * std::max(baseline->cpu_seconds_per_minibatch, 1e-12)) {
+        // Free in the baseline, so no ratio: judge the new cost against the
+        // whole pipeline's.
+        out.results.push_back({b.name + ": CPU per minibatch",
+                               "at most " + seconds(tol * baseline->cpu_seconds_per_minibatch) + " (" + tol_text +
+                                   " of the baseline's total " + seconds(baseline->cpu_seconds_per_minibatch) +
+                                   "; the node cost nothing there)",
+                               seconds(n->cpu_seconds_per_minibatch), false});
+      }
+      cost(b.name, "bytes per minibatch", static_cast<double>(b.bytes) / base_mb, static_cast<double>(n->bytes) / now_mb,
+           bytes, "");
+      cost(b.name, "storage bytes per minibatch", b.disk_bytes_per_minibatch, n->disk_bytes_per_minibatch, bytes, "");
+    }
+    for (const auto& n : report.nodes) {
+      if (!seen.count(n.name)) out.notes.push_back("node '" + n.name + "' is new since the baseline; not compared");
+    }
+    if (baseline->predicted_throughput) {
+      const double base = *baseline->predicted_throughput;
+      const double limit = base * (1 - tol);
+      const bool ok = !report.predicted_throughput || *report.predicted_throughput >= limit;
+      std::string found = Throughput(report.predicted_throughput);
+      if (report.predicted_throughput) found += " (" + Percent(*report.predicted_throughput / base - 1) + ")";
+      out.results.push_back({"predicted throughput",
+                             "at least " + Throughput(limit) + vs + Num(base) + " - " + tol_text + ")", found, ok});
+    }
+  }
+  return out;
+}
+
+std::string FormatCheckText(const std::string& trace, const CheckOutcome& outcome) {
+  std::string out;
+  size_t failed = 0;
+  for (const auto& r : outcome.results) {
+    if (r.ok) continue;
+    ++failed;
+    out += "FAIL " + trace + ": " + r.what + ": expected " + r.expected + ", found " + r.found + "\n";
+  }
+  if (failed == 0) {
+    out += "ok " + trace + ": all " + std::to_string(outcome.results.size()) + " condition(s) hold\n";
+  } else {
+    out += trace + ": " + std::to_string(failed) + " of " + std::to_string(outcome.results.size()) +
+           " condition(s) failed\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json CheckJson(const std::string& trace, const CheckOutcome& outcome) {
+  nlohmann::ordered_json j;
+  j["trace"] = trace;
+  j["ok"] = outcome.ok();
+  j["conditions"] = nlohmann::ordered_json::array();
+  for (const auto& r : outcome.results) {
+    j["conditions"].push_back({{"what", r.what}, {"expected", r.expected}, {"found", r.found}, {"ok", r.ok}});
+  }
+  j["notes"] = outcome.notes;
+  return j;
+}
+
+}  // namespace plumber::report

@@ -1,0 +1,263 @@
+// plumber diff: programs compared field by field through their JSON form
+// (so every parameter, present or future, is covered without a list of
+// fields to forget), and traces compared through their analyses.
+#include "report/diff.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "base/units.h"
+#include "traceio/format.h"
+#include "traceio/pipeline_io.h"
+#include "traceio/trace_io.h"
+
+namespace plumber::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Leaves of a JSON value by path: {"map": {"parallelism": 4}} -> "map.parallelism" = 4.
+void Flatten(const nlohmann::json& v, const std::string& path, std::map<std::string, std::string>* out) {
+  if (v.is_object()) {
+    for (const auto& [k, child] : v.items()) Flatten(child, path.empty() ? k : path + "." + k, out);
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) Flatten(v[i], path + "[" + std::to_string(i) + "]", out);
+    if (v.empty()) (*out)[path] = "[]";
+  } else {
+    (*out)[path] = v.dump();
+  }
+}
+
+std::map<std::string, std::string> NodeFields(const schema::Node& node) {
+  std::map<std::string, std::string> fields;
+  Flatten(nlohmann::json::parse(MessageToJson(node)), "", &fields);
+  fields.erase("name");
+  return fields;
+}
+
+std::optional<double> Opt(double v) { return v; }
+
+std::string Num(std::optional<double> v) {
+  if (!v) return "unbounded";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4g", *v);
+  return buf;
+}
+
+std::string Change(const Compared& c) {
+  auto ch = c.change();
+  if (!ch) {
+    if (c.a.has_value() != c.b.has_value()) return "changed";
+    return "";
+  }
+  if (std::fabs(*ch) < 0.0005) return "=";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.1f%%", *ch * 100);
+  return buf;
+}
+
+Json CompareJson(const Compared& c) {
+  Json j;
+  j["a"] = c.a ? Json(*c.a) : Json(nullptr);
+  j["b"] = c.b ? Json(*c.b) : Json(nullptr);
+  auto ch = c.change();
+  j["change"] = ch ? Json(*ch) : Json(nullptr);
+  return j;
+}
+
+std::string Pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
+
+}  // namespace
+
+std::optional<double> Compared::change() const {
+  if (!a || !b || *a == 0) return std::nullopt;
+  return *b / *a - 1;
+}
+
+Diff DiffPrograms(const schema::Pipeline& a, const schema::Pipeline& b) {
+  Diff d;
+  d.a_kind = d.b_kind = "pipeline";
+  std::map<std::string, const schema::Node*> in_a, in_b;
+  for (const auto& n : a.nodes()) in_a[n.name()] = &n;
+  for (const auto& n : b.nodes()) in_b[n.name()] = &n;
+  for (const auto& n : a.nodes()) {
+    if (!in_b.count(n.name())) d.removed.push_back(n.name());
+  }
+  for (const auto& n : b.nodes()) {
+    auto it = in_a.find(n.name());
+    if (it == in_a.end()) {
+      d.added.push_back(n.name());
+      continue;
+    }
+    const auto fa = NodeFields(*it->second);
+    const auto fb = NodeFields(n);
+    NodeFieldChanges nc{n.name(), {}};
+    for (const auto& [field, va] : fa) {
+      auto jt = fb.find(field);
+      if (jt == fb.end()) nc.changes.push_back({field, va, "-"});
+      else if (jt->second != va) nc.changes.push_back({field, va, jt->second});
+    }
+    for (const auto& [field, vb] : fb) {
+      if (!fa.count(field)) nc.changes.push_back({field, "-", vb});
+    }
+    if (!nc.changes.empty()) d.changed.push_back(std::move(nc));
+  }
+  return d;
+}
+
+Diff DiffTraces(const schema::Pipeline& program_a, const analysis::Report& a, const schema::Pipeline& program_b,
+                const analysis::Report& b) {
+  Diff d = DiffPrograms(program_a, program_b);
+  d.a_kind = d.b_kind = "trace";
+  d.has_metrics = true;
+  const double mb_a = static_cast<double>(std::max<int64_t>(a.minibatches, 1));
+  const double mb_b = static_cast<double>(std::max<int64_t>(b.minibatches, 1));
+  for (const auto& nb : b.nodes) {
+    const analysis::NodeModel* na = a.Find(nb.name);
+    if (!na) continue;
+    NodeMetricsDiff m;
+    m.node = nb.name;
+    m.visit_ratio = {na->visit_ratio, nb.visit_ratio};
+    m.cpu_seconds_per_minibatch = {na->cpu_seconds_per_minibatch, nb.cpu_seconds_per_minibatch};
+    m.rate_per_core = {na->rate_per_core, nb.rate_per_core};
+    m.bytes_per_minibatch = {static_cast<double>(na->bytes) / mb_a, static_cast<double>(nb.bytes) / mb_b};
+    m.cores_used = {na->cores_used, nb.cores_used};
+    d.nodes.push_back(std::move(m));
+  }
+  d.bottleneck_a = a.bottleneck;
+  d.bottleneck_b = b.bottleneck;
+  d.predicted_throughput = {a.predicted_throughput, b.predicted_throughput};
+  d.observed_throughput = {Opt(a.observed_throughput), Opt(b.observed_throughput)};
+  d.cpu_seconds_per_minibatch = {a.cpu_seconds_per_minibatch, b.cpu_seconds_per_minibatch};
+  return d;
+}
+
+StatusOr<Diff> DiffFiles(Env* env, const std::string& a, const std::string& b, std::vector<std::string>* warnings) {
+  struct Side {
+    bool trace = false;
+    schema::Pipeline program;
+    std::optional<analysis::Report> report;
+  };
+  auto load = [&](const std::string& path) -> StatusOr<Side> {
+    Side s;
+    PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path));
+    if (IsTraceContent(bytes)) {
+      s.trace = true;
+      PLUMBER_ASSIGN_OR_RETURN(auto report, analysis::AnalyzeTraceFile(env, path, {}));
+      PLUMBER_ASSIGN_OR_RETURN(auto header, ReadTraceHeader(env, path));
+      s.program = header.program();
+      if (warnings) {
+        for (const auto& w : report.warnings) warnings->push_back(w.rfind(path, 0) == 0 ? w : path + ": " + w);
+      }
+      s.report = std::move(report);
+    } else {
+      PLUMBER_ASSIGN_OR_RETURN(s.program, ParsePipeline(bytes, path));
+    }
+    return s;
+  };
+  PLUMBER_ASSIGN_OR_RETURN(Side sa, load(a));
+  PLUMBER_ASSIGN_OR_RETURN(Side sb, load(b));
+  Diff d = sa.trace && sb.trace ? DiffTraces(sa.program, *sa.report, sb.program, *sb.report)
+                                : DiffPrograms(sa.program, sb.program);
+  d.a = a;
+  d.b = b;
+  d.a_kind = sa.trace ? "trace" : "pipeline";
+  d.b_kind = sb.trace ? "trace" : "pipeline";
+  return d;
+}
+
+std::string FormatDiffText(const Diff& d) {
+  std::string out;
+  out += "a: " + d.a + " (" + d.a_kind + ")\n";
+  out += "b: " + d.b + " (" + d.b_kind + ")\n";
+  if (!d.has_metrics && (d.a_kind == "trace" || d.b_kind == "trace")) {
+    out += "(a trace against a pipeline: only the programs are compared)\n";
+  }
+  out += "\nprogram:";
+  if (d.programs_equal()) out += " unchanged\n";
+  else out += "\n";
+  for (const auto& n : d.added) out += "  + " + n + " (added)\n";
+  for (const auto& n : d.removed) out += "  - " + n + " (removed)\n";
+  for (const auto& nc : d.changed) {
+    for (const auto& c : nc.changes) out += "  ~ " + nc.node + ": " + c.field + " " + c.a + " -> " + c.b + "\n";
+  }
+  if (!d.has_metrics) return out;
+
+  out += "\nper node (A -> B; costs per minibatch):\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"NODE", "CPU A", "CPU B", "CPU +-", "RATE/CORE A", "RATE/CORE B", "BYTES A", "BYTES B", "BYTES +-"}};
+  for (const auto& m : d.nodes) {
+    auto secs = [](std::optional<double> v) { return v ? units::FormatSeconds(*v) : std::string("-"); };
+    auto bytes = [](std::optional<double> v) { return v ? units::FormatBytes(*v) : std::string("-"); };
+    rows.push_back({m.node, secs(m.cpu_seconds_per_minibatch.a), secs(m.cpu_seconds_per_minibatch.b),
+                    Change(m.cpu_seconds_per_minibatch), Num(m.rate_per_core.a), Num(m.rate_per_core.b),
+                    bytes(m.bytes_per_minibatch.a), bytes(m.bytes_per_minibatch.b), Change(m.bytes_per_minibatch)});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line = " ";
+    for (size_t i = 0; i < r.size(); ++i) line += " " + (i + 1 < r.size() ? Pad(r[i], width[i]) : r[i]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out += "\n";
+  const std::string ba = d.bottleneck_a.empty() ? "none" : d.bottleneck_a;
+  const std::string bb = d.bottleneck_b.empty() ? "none" : d.bottleneck_b;
+  out += "bottleneck: " + (ba == bb ? ba + " (unchanged)" : ba + " -> " + bb + " (shifted)") + "\n";
+  auto line = [&](const char* what, const Compared& c, const char* unit) {
+    std::string s = std::string(what) + ": " + Num(c.a) + " -> " + Num(c.b) + " " + unit;
+    const std::string ch = Change(c);
+    if (!ch.empty()) s += " (" + (ch == "=" ? std::string("unchanged") : ch) + ")";
+    out += s + "\n";
+  };
+  line("predicted throughput", d.predicted_throughput, "minibatches/s");
+  line("observed throughput", d.observed_throughput, "minibatches/s");
+  out += "CPU per minibatch: " + units::FormatSeconds(d.cpu_seconds_per_minibatch.a.value_or(0)) + " -> " +
+         units::FormatSeconds(d.cpu_seconds_per_minibatch.b.value_or(0));
+  const std::string ch = Change(d.cpu_seconds_per_minibatch);
+  if (!ch.empty()) out += " (" + (ch == "=" ? std::string("unchanged") : ch) + ")";
+  out += "\n";
+  return out;
+}
+
+std::string FormatDiffJson(const Diff& d) {
+  Json j;
+  j["a"] = {{"path", d.a}, {"kind", d.a_kind}};
+  j["b"] = {{"path", d.b}, {"kind", d.b_kind}};
+  j["added"] = d.added;
+  j["removed"] = d.removed;
+  j["changed"] = Json::array();
+  for (const auto& nc : d.changed) {
+    Json changes = Json::array();
+    for (const auto& c : nc.changes) {
+      changes.push_back({{"field", c.field},
+                         {"a", c.a == "-" ? Json(nullptr) : Json::parse(c.a)},
+                         {"b", c.b == "-" ? Json(nullptr) : Json::parse(c.b)}});
+    }
+    j["changed"].push_back({{"node", nc.node}, {"changes", changes}});
+  }
+  if (d.has_metrics) {
+    j["nodes"] = Json::array();
+    for (const auto& m : d.nodes) {
+      j["nodes"].push_back({{"name", m.node},
+                            {"visit_ratio", CompareJson(m.visit_ratio)},
+                            {"cpu_seconds_per_minibatch", CompareJson(m.cpu_seconds_per_minibatch)},
+                            {"rate_per_core", CompareJson(m.rate_per_core)},
+                            {"bytes_per_minibatch", CompareJson(m.bytes_per_minibatch)},
+                            {"cores_used", CompareJson(m.cores_used)}});
+    }
+    auto name = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+    j["bottleneck"] = {{"a", name(d.bottleneck_a)}, {"b", name(d.bottleneck_b)},
+                       {"shifted", d.bottleneck_a != d.bottleneck_b}};
+    j["predicted_throughput"] = CompareJson(d.predicted_throughput);
+    j["observed_throughput"] = CompareJson(d.observed_throughput);
+    j["cpu_seconds_per_minibatch"] = CompareJson(d.cpu_seconds_per_minibatch);
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace plumber::report

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The HTML report of `plumber analyze --format html` in headless Chromium:
+# it loads without a console message, the pipeline graph and the roofline
+# chart are present and non-empty in the rendered DOM, the page holds no
+# script and fetches nothing, and a screenshot is kept as an artifact in
+# ARTIFACT_DIR. Skips (exit 77) when Chromium is absent, unless
+# PLUMBER_REQUIRE_CHROMIUM=1 (set by .ci/run, which installs it).
+set -u
+bin=$1 src=$2 artifacts=$3
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+  if [ "${PLUMBER_REQUIRE_CHROMIUM:-0}" = 1 ]; then echo "FAIL: chromium is required in CI but missing"; exit 1; fi
+  echo "SKIP: chromium is not installed (apt-get install chromium; .ci/run does)"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$artifacts"
+fail=0
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
+  --disable-component-update --disable-sync --disable-extensions --hide-scrollbars --enable-logging=stderr --v=0)
+for t in image cpu; do
+  html="$tmp/$t.html"
+  (cd "$src" && "$bin" analyze "testdata/traces/$t.json" --format html -o "$html") || { echo "FAIL $t: analyze"; fail=1; continue; }
+  # Self-contained: no scripts, no external resources (the SVG namespace is a name, not a fetch).
+  if grep -qi '<script\|<link\|<img\|<iframe\|@import\|url(http' "$html"; then echo "FAIL $t: page pulls in scripts or resources"; fail=1; fi
+  if grep -o 'https\?://[^"]*' "$html" | grep -qv '^http://www.w3.org/2000/svg$'; then echo "FAIL $t: page names a URL"; fail=1; fi
+  "$chrome" "${flags[@]}" --user-data-dir="$tmp/profile-$t-dom" --dump-dom "file://$html" >"$tmp/$t.dom" 2>"$tmp/$t.log"
+  code=$?
+  [ $code -eq 0 ] || { echo "FAIL $t: chromium exited $code"; tail -20 "$tmp/$t.log"; fail=1; continue; }
+  if grep -q 'CONSOLE' "$tmp/$t.log"; then echo "FAIL $t: console messages:"; grep 'CONSOLE' "$tmp/$t.log"; fail=1; fi
+  for id in pipeline-graph roofline; do
+    # The element is in the rendered DOM and holds drawn shapes.
+    body=$(sed -n "/<svg id=\"$id\"/,/<\/svg>/p" "$tmp/$t.dom")
+    shapes=$(printf '%s' "$body" | grep -o '<rect\|<line' | wc -l)
+    if [ -z "$body" ] || [ "$shapes" -lt 3 ]; then echo "FAIL $t: svg #$id missing or empty ($shapes shapes)"; fail=1; fi
+  done
+  grep -q '<ul id="findings">' "$tmp/$t.dom" || { echo "FAIL $t: no findings list"; fail=1; }
+  "$chrome" "${flags[@]}" --user-data-dir="$tmp/profile-$t-shot" --window-size=1200,1900 \
+    --screenshot="$artifacts/report-$t.png" "file://$html" >/dev/null 2>"$tmp/$t.shot.log"
+  if [ ! -s "$artifacts/report-$t.png" ]; then echo "FAIL $t: no screenshot"; tail -20 "$tmp/$t.shot.log"; fail=1; continue; fi
+  cp "$html" "$artifacts/report-$t.html"
+  echo "ok $t: DOM has the graph and chart; screenshot $artifacts/report-$t.png"
+done
+exit $fail
