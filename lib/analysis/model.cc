@@ -819,7 +819,8 @@ void Modeler::Findings() {
   }
   if (!r_.cache_node.empty()) {
     f.push_back("The dataset after " + r_.cache_node + " is " + units::FormatBytes(r_.cache_bytes) +
-                " and fits the cache budget of " + units::FormatBytes(r_.cache_budget_bytes) + ": cache there.");
+                " and fits the cache budget of " + units::FormatBytes(r_.cache_budget_bytes) +
+                ": the place to cache it when the data is read more than once (a repeat above it; see the plan).");
   }
   // The largest finite, deterministic candidate that does not fit says what
   // more memory would buy.
