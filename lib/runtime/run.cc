@@ -99,6 +99,10 @@ class Session {
     // Stop the pipeline's threads before the last snapshot, so that their
     // CPU time is settled and counted.
     root_->Close();
+    // This thread's own share is settled too: the loop ran the sequential
+    // nodes, and their counters must not be referenced once the program is
+    // gone (a later run in this thread would write to freed memory).
+    cpu::Flush();
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_ = true;

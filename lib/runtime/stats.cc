@@ -54,6 +54,8 @@ void NodeCounters::Fill(schema::NodeStats* out) const {
   if (cardinality) out->set_cardinality(*cardinality);
 }
 
+StatsRegistry::~StatsRegistry() { cpu::Flush(); }
+
 NodeCounters* StatsRegistry::Get(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = nodes_[name];

@@ -78,6 +78,13 @@ class NodeCounters {
 // pipeline runs; pointers stay valid for the registry's lifetime.
 class StatsRegistry {
  public:
+  StatsRegistry() = default;
+  StatsRegistry(const StatsRegistry&) = delete;
+  StatsRegistry& operator=(const StatsRegistry&) = delete;
+  // Settles the destroying thread's pending CPU first: it may still point
+  // at these counters (the thread that iterated the program, usually).
+  ~StatsRegistry();
+
   NodeCounters* Get(const std::string& name);  // creates on first use
   const NodeCounters* Find(const std::string& name) const;
   // One NodeStats per node opened at least once, in name order.

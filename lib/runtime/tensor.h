@@ -32,7 +32,8 @@ class Tensor {
   template <typename T>
   static Tensor FromVector(DType dtype, const std::vector<T>& values, std::vector<int64_t> shape) {
     Tensor t(dtype, std::move(shape));
-    std::memcpy(t.data_.data(), values.data(), t.data_.size());
+    // memcpy must not see the null data() of an empty vector, even for 0 bytes.
+    if (!t.data_.empty()) std::memcpy(t.data_.data(), values.data(), t.data_.size());
     return t;
   }
 

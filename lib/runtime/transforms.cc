@@ -342,7 +342,9 @@ Status StackBatch(std::vector<Element>& in, const std::string& node, Element* ou
     } else {
       Tensor t(first[c].dtype(), shape);
       const size_t each = first[c].raw().size();
-      for (size_t i = 0; i < in.size(); ++i) std::memcpy(t.raw().data() + i * each, in[i][c].raw().data(), each);
+      if (each > 0) {  // empty tensors have null data(), which memcpy must not see
+        for (size_t i = 0; i < in.size(); ++i) std::memcpy(t.raw().data() + i * each, in[i][c].raw().data(), each);
+      }
       out->push_back(std::move(t));
     }
   }
@@ -483,7 +485,7 @@ class PaddedBatchDataset final : public UnaryDataset {
             t.strings()[static_cast<size_t>(at)] = src.strings()[static_cast<size_t>(k)];
           } else {
             const size_t w = DTypeSize(dt);
-            std::memcpy(t.raw().data() + at * w, src.raw().data() + k * w, w);
+            if (w > 0) std::memcpy(t.raw().data() + at * w, src.raw().data() + k * w, w);
           }
         }
       }
