@@ -249,7 +249,9 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
   if (options.allow_prefetch) {
     const std::string root = OutputNodeName(out);
     const analysis::NodeModel* root_model = report.Find(root);
-    const double idle = report.consumer_wait_fraction.value_or(0.0);
+    // Clock jitter between the wait and the window can put the share a hair
+    // above 1.
+    const double idle = std::clamp(report.consumer_wait_fraction.value_or(0.0), 0.0, 1.0);
     // Proportional to the idleness, as the paper does: double buffering when
     // the consumer never waited, up to 16 batches when it waited always.
     int buffer = std::clamp(static_cast<int>(std::ceil(2 + 14 * idle)), 2, 16);
