@@ -131,10 +131,13 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
   int64_t charged = 0;
   for (const char* n : {"src", "m", "b"}) {
     const auto s = h.Stats(n);
-    CHECK(s.active_cpu_ns() > 0);
+    // A tiny node's CPU is a sampled estimate: its sampling debit can take
+    // it to zero (seen under ThreadSanitizer's slowdown), never below.
+    CHECK(s.active_cpu_ns() >= 0);
     CHECK(s.wall_ns() > 0);
     charged += s.active_cpu_ns();
   }
+  CHECK(charged > 0);
   // Everything charged was really spent, and most of what was spent is
   // charged (the rest is the test's own loop).
   // Times of fast calls are sampled estimates: allow their variance.
