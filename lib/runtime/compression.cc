@@ -19,7 +19,13 @@ namespace {
 // windowBits: 15 with +16 for a gzip wrapper.
 int WindowBits(Codec codec) { return codec == Codec::kGzip ? 15 + 16 : 15; }
 
-StatusOr<std::string> Inflate(Codec codec, std::string_view data) {
+Status TooLarge(const char* codec, uint64_t max_bytes) {
+  return Status::ResourceExhausted(std::string(codec) + " data: decompresses to more than " +
+                                   std::to_string(max_bytes >> 20) +
+                                   " MiB, the limit for data decompressed whole in memory");
+}
+
+StatusOr<std::string> Inflate(Codec codec, std::string_view data, uint64_t max_bytes) {
   z_stream zs{};
   if (inflateInit2(&zs, WindowBits(codec)) != Z_OK) return Status::Internal("inflateInit2 failed");
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
@@ -38,6 +44,10 @@ StatusOr<std::string> Inflate(Codec codec, std::string_view data) {
                                 " (at input byte " + std::to_string(zs.total_in) + ")");
     }
     out.append(buf, sizeof(buf) - zs.avail_out);
+    if (out.size() > max_bytes) {
+      inflateEnd(&zs);
+      return TooLarge(codec == Codec::kGzip ? "gzip" : "zlib", max_bytes);
+    }
     if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
       inflateEnd(&zs);
       return Status::Corruption(std::string(codec == Codec::kGzip ? "gzip" : "zlib") +
@@ -67,11 +77,13 @@ StatusOr<std::string> Deflate(Codec codec, std::string_view data) {
 
 }  // namespace
 
-StatusOr<std::string> Decompress(Codec codec, std::string_view data) {
+StatusOr<std::string> Decompress(Codec codec, std::string_view data, uint64_t max_bytes) {
   switch (codec) {
-    case Codec::kNone: return std::string(data);
+    case Codec::kNone:
+      if (data.size() > max_bytes) return TooLarge("uncompressed", max_bytes);
+      return std::string(data);
     case Codec::kGzip:
-    case Codec::kZlib: return Inflate(codec, data);
+    case Codec::kZlib: return Inflate(codec, data, max_bytes);
     case Codec::kZstd: {
       ZSTD_DStream* ds = ZSTD_createDStream();
       ZSTD_initDStream(ds);
@@ -88,6 +100,10 @@ StatusOr<std::string> Decompress(Codec codec, std::string_view data) {
           return Status::Corruption("zstd data: " + msg);
         }
         out.append(buf.data(), o.pos);
+        if (out.size() > max_bytes) {
+          ZSTD_freeDStream(ds);
+          return TooLarge("zstd", max_bytes);
+        }
       }
       // Drain what the decoder still holds.
       while (rc != 0) {
@@ -95,6 +111,10 @@ StatusOr<std::string> Decompress(Codec codec, std::string_view data) {
         rc = ZSTD_decompressStream(ds, &o, &in);
         if (ZSTD_isError(rc) || o.pos == 0) break;
         out.append(buf.data(), o.pos);
+        if (out.size() > max_bytes) {
+          ZSTD_freeDStream(ds);
+          return TooLarge("zstd", max_bytes);
+        }
       }
       ZSTD_freeDStream(ds);
       if (rc != 0) return Status::Corruption("zstd data: the stream is truncated");

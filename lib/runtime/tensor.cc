@@ -37,6 +37,21 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
   }
 }
 
+Status CheckTensorSize(DType dtype, const std::vector<int64_t>& shape, const std::string& what) {
+  const uint64_t each = dtype == DType::kString ? 8 : DTypeSize(dtype);
+  uint64_t elements = 1;
+  bool too_big = false;
+  for (int64_t d : shape) {
+    if (d < 0) return Status::InvalidArgument(what + ": negative size in shape " + ShapeString(shape));
+    if (d == 0) return Status::OK();
+    if (elements > kMaxTensorBytes / each / static_cast<uint64_t>(d)) too_big = true;
+    if (!too_big) elements *= static_cast<uint64_t>(d);
+  }
+  if (!too_big) return Status::OK();
+  return Status::ResourceExhausted(what + ": a tensor of shape " + ShapeString(shape) + " would take more than " +
+                                   std::to_string(kMaxTensorBytes >> 30) + " GiB, the runtime's limit for one tensor");
+}
+
 Tensor Tensor::Scalar(int64_t v) {
   Tensor t(DType::kInt64, {});
   *t.data<int64_t>() = v;
@@ -172,31 +187,32 @@ Status ParseElement(std::string_view in, Element* out) {
       return bad;
     }
     std::vector<int64_t> shape(rank);
+    // The element count is bounded by the bytes left (every value takes at
+    // least one byte, every string at least its 8-byte length) before
+    // anything is allocated: a corrupt cache file must not ask for 2^80
+    // bytes, nor overflow the product.
+    uint64_t n = 1;
     for (auto& d : shape) {
       uint64_t v;
       if (!GetU64(&in, &v) || v > (uint64_t{1} << 40)) return bad;
       d = static_cast<int64_t>(v);
+      if (v != 0 && n > in.size() / v) return bad;
+      n *= v;
     }
     Tensor t;
     if (static_cast<DType>(dtype) == DType::kString) {
-      int64_t n = 1;
-      for (int64_t d : shape) n *= d;
-      if (static_cast<uint64_t>(n) > in.size()) return bad;
+      if (n > in.size() / 8) return bad;
       std::vector<std::string> values(static_cast<size_t>(n));
       for (auto& s : values) {
         if (!GetBytes(&in, &s)) return bad;
       }
-      t = Tensor(DType::kString, {});
-      t = Tensor::StringVector(std::move(values));
-      // StringVector made it 1-D; restore the real shape.
-      Tensor shaped(DType::kString, shape);
-      shaped.strings() = std::move(t.strings());
-      t = std::move(shaped);
+      t = Tensor(DType::kString, shape);
+      t.strings() = std::move(values);
     } else {
       std::string bytes;
       if (!GetBytes(&in, &bytes)) return bad;
+      if (bytes.size() != n * DTypeSize(static_cast<DType>(dtype))) return bad;
       t = Tensor(static_cast<DType>(dtype), shape);
-      if (bytes.size() != t.raw().size()) return bad;
       t.raw() = std::move(bytes);
     }
     out->push_back(std::move(t));

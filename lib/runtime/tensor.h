@@ -69,6 +69,16 @@ class Tensor {
   std::vector<std::string> strings_;
 };
 
+// The largest tensor the runtime allocates from sizes it reads in data or
+// pipelines (a JPEG header, a padded_shape, a resize target): a corrupt or
+// hostile value becomes a clear error rather than an out-of-memory kill.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{2} << 30;
+
+// OK when a tensor of `shape` fits under kMaxTensorBytes (a string counts
+// as 8 bytes) and its element count does not overflow; otherwise
+// ResourceExhausted (InvalidArgument for a negative size) naming `what`.
+Status CheckTensorSize(DType dtype, const std::vector<int64_t>& shape, const std::string& what);
+
 using Element = std::vector<Tensor>;
 
 size_t ElementBytes(const Element& e);

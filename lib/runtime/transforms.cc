@@ -462,6 +462,7 @@ class PaddedBatchDataset final : public UnaryDataset {
       std::vector<int64_t> shape{static_cast<int64_t>(in.size())};
       shape.insert(shape.end(), target.begin(), target.end());
       const DType dt = in[0][c].dtype();
+      PLUMBER_RETURN_IF_ERROR(CheckTensorSize(dt, shape, "node '" + name() + "'"));
       Tensor t(dt, shape);
       int64_t per = 1;
       for (int64_t d : target) per *= d;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <random>
@@ -92,6 +93,20 @@ class Args {
     std::vector<double> out;
     for (const auto& v : it->second.list_value().values()) out.push_back(v.number_value());
     return out;
+  }
+  // Arguments later cast to integers must be whole numbers in [lo, hi]: a
+  // cast of 1e300 or NaN is undefined behaviour, and a crop of 2^40 pixels
+  // is a typo, not a request.
+  Status CheckRange(const std::string& key, double lo, double hi, bool whole = true) const {
+    if (!Has(key)) return Status::OK();
+    const double v = Number(key, 0);
+    if (!(v >= lo && v <= hi) || (whole && v != std::floor(v))) {
+      char range[96];
+      std::snprintf(range, sizeof range, "from %.17g to %.17g", lo, hi);
+      return Status::InvalidArgument("'" + spec_.op() + "': argument '" + key + "' must be a " +
+                                     (whole ? "whole number " : "number ") + range);
+    }
+    return Status::OK();
   }
   Status Require(const std::string& key) const {
     if (!Has(key)) return Status::InvalidArgument("'" + spec_.op() + "' requires argument '" + key + "'");
@@ -195,6 +210,9 @@ class DecodeJpeg final : public ComponentOp {
     if (tjDecompressHeader3(tj.h, src, jpeg.size(), &w, &h, &subsamp, &colorspace) != 0) {
       return Status::InvalidArgument(std::string("decode_jpeg: not a JPEG image: ") + tjGetErrorStr2(tj.h));
     }
+    // The header's size is checked before the buffer exists: a few bytes
+    // of hostile JPEG can claim 65535 x 65535 pixels.
+    PLUMBER_RETURN_IF_ERROR(CheckTensorSize(DType::kUint8, {h, w, channels_}, "decode_jpeg"));
     Tensor img(DType::kUint8, {h, w, channels_});
     const int pf = channels_ == 1 ? TJPF_GRAY : TJPF_RGB;
     if (tjDecompress2(tj.h, src, jpeg.size(), reinterpret_cast<unsigned char*>(img.raw().data()), w, 0, h, pf,
@@ -284,6 +302,7 @@ class Resize final : public ComponentOp {
     PLUMBER_ASSIGN_OR_RETURN(Tensor * t, Get(e, "resize"));
     PLUMBER_RETURN_IF_ERROR(WantImage(*t, "resize"));
     const int64_t H = t->shape()[0], W = t->shape()[1], C = t->shape()[2];
+    PLUMBER_RETURN_IF_ERROR(CheckTensorSize(t->dtype(), {h_, w_, C}, "resize"));
     Tensor out(t->dtype(), {h_, w_, C});
     const double sy = static_cast<double>(H) / static_cast<double>(h_);
     const double sx = static_cast<double>(W) / static_cast<double>(w_);
@@ -361,7 +380,7 @@ class DecompressOp final : public ComponentOp {
     if (t->dtype() != DType::kString || t->NumElements() != 1) {
       return Status::InvalidArgument("decompress: expected bytes (string scalar), got " + t->DebugType());
     }
-    auto out = Decompress(codec_, t->strings()[0]);
+    auto out = Decompress(codec_, t->strings()[0], kMaxTensorBytes);
     if (!out.ok()) return out.status().WithContext("decompress");
     t->strings()[0] = std::move(out).value();
     return Status::OK();
@@ -482,6 +501,16 @@ class Add final : public ComponentOp {
 StatusOr<std::unique_ptr<UdfOp>> MakeUdfOp(const schema::UdfOp& spec) {
   const Args a(spec);
   const std::string& op = spec.op();
+  constexpr double kMaxSide = 1 << 20;           // pixels per image side
+  constexpr double kMaxWhole = 9007199254740992;  // 2^53: exact in a double
+  PLUMBER_RETURN_IF_ERROR(a.CheckRange("component", 0, 1 << 20));
+  PLUMBER_RETURN_IF_ERROR(a.CheckRange("height", 1, kMaxSide));
+  PLUMBER_RETURN_IF_ERROR(a.CheckRange("width", 1, kMaxSide));
+  PLUMBER_RETURN_IF_ERROR(a.CheckRange("seed", 0, kMaxWhole));
+  PLUMBER_RETURN_IF_ERROR(a.CheckRange("vocab_size", 1, kMaxWhole));
+  // An hour per element is already absurd; the bound keeps the burn's
+  // iteration count far from overflow.
+  if (op == "cpu_burn" || op == "sleep") PLUMBER_RETURN_IF_ERROR(a.CheckRange("micros", 0, 3.6e9, /*whole=*/false));
   if (op == "parse_example") return std::unique_ptr<UdfOp>(new ParseExample(a));
   if (op == "decode_jpeg") {
     const double ch = a.Number("channels", 3);

@@ -24,6 +24,9 @@ struct Problem {
   std::string ToString() const;
 };
 
+// The most threads (or interleave cycle slots) one node may ask for.
+inline constexpr int64_t kMaxParallelism = 1024;
+
 // Every problem found, in node order; empty when the pipeline is valid.
 // Checks: names unique and well-formed, ops and UDF ops known with their
 // arguments, inputs exist with the op's arity, interleave functions exist,

@@ -114,6 +114,16 @@ class Validator {
     if (value < lo) Add(n.name(), field, "must be >= " + std::to_string(lo) + ", got " + std::to_string(value));
   }
 
+  // Each unit of parallelism is a thread (and each cycle slot an open
+  // input): a typo of 100000 must be refused here, not exhaust the
+  // machine's threads mid-run.
+  void Threads(const Node& n, const std::string& field, int64_t value) {
+    Min(n, field, value, 1);
+    if (value > kMaxParallelism) {
+      Add(n.name(), field, "must be at most " + std::to_string(kMaxParallelism) + ", got " + std::to_string(value));
+    }
+  }
+
   void CheckCompression(const Node& n, const std::string& field, const std::string& c) {
     if (c != "" && c != "GZIP" && c != "ZLIB") {
       Add(n.name(), field, "unknown compression " + Quote(c) + " (expected \"\", \"GZIP\" or \"ZLIB\")");
@@ -145,7 +155,7 @@ class Validator {
       CheckCompression(n, "text_line.compression", n.text_line().compression());
       CheckReaderSource(n, n.text_line().files_size());
     } else if (op == "map") {
-      if (n.map().has_parallelism()) Min(n, "map.parallelism", n.map().parallelism(), 1);
+      if (n.map().has_parallelism()) Threads(n, "map.parallelism", n.map().parallelism());
       if (n.map().udf().empty()) Add(n.name(), "map.udf", "a map needs at least one UDF op");
       CheckUdf(n, "map.udf", n.map().udf(), /*is_filter=*/false);
     } else if (op == "filter") {
@@ -158,10 +168,10 @@ class Validator {
       } else if (!index_.count(p.function())) {
         Add(n.name(), "interleave.function", "function " + Quote(p.function()) + " is not a node of the pipeline");
       }
-      if (p.has_cycle_length()) Min(n, "interleave.cycle_length", p.cycle_length(), 1);
+      if (p.has_cycle_length()) Threads(n, "interleave.cycle_length", p.cycle_length());
       if (p.has_block_length()) Min(n, "interleave.block_length", p.block_length(), 1);
       if (p.has_parallelism()) {
-        Min(n, "interleave.parallelism", p.parallelism(), 1);
+        Threads(n, "interleave.parallelism", p.parallelism());
         const int cycle = p.has_cycle_length() ? p.cycle_length() : 1;
         if (p.parallelism() > cycle && cycle >= 1) {
           Add(n.name(), "interleave.parallelism",
@@ -174,7 +184,7 @@ class Validator {
       if (n.repeat().has_count()) Min(n, "repeat.count", n.repeat().count(), -1);
     } else if (op == "batch") {
       Min(n, "batch.batch_size", n.batch().batch_size(), 1);
-      if (n.batch().has_parallelism()) Min(n, "batch.parallelism", n.batch().parallelism(), 1);
+      if (n.batch().has_parallelism()) Threads(n, "batch.parallelism", n.batch().parallelism());
     } else if (op == "padded_batch") {
       Min(n, "padded_batch.batch_size", n.padded_batch().batch_size(), 1);
       for (int i = 0; i < n.padded_batch().padded_shape_size(); ++i) {

@@ -100,6 +100,23 @@ TEST_CASE("out-of-range parameters name the field and the value", "[validate]") 
             "must not be 0");
 }
 
+TEST_CASE("a thread count no machine has is refused before the run starts threads", "[validate]") {
+  ExpectOne(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 10}},
+      {"name": "m", "op": "map", "inputs": ["src"], "map": {"parallelism": 100000, "udf": [{"op": "add"}]}}]})",
+            "m", "map.parallelism", "must be at most 1024, got 100000");
+  ExpectOne(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 10}},
+      {"name": "b", "op": "batch", "inputs": ["src"], "batch": {"batch_size": 2, "parallelism": 2000000000}}]})",
+            "b", "batch.parallelism", "must be at most 1024");
+  ExpectOne(R"({"nodes": [
+      {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"]}},
+      {"name": "read", "op": "tfrecord"},
+      {"name": "i", "op": "interleave", "inputs": ["files"],
+       "interleave": {"function": "read", "cycle_length": 5000}}]})",
+            "i", "interleave.cycle_length", "must be at most 1024");
+}
+
 TEST_CASE("interleave parallelism cannot exceed its cycle length", "[validate]") {
   ExpectOne(R"({"nodes": [
       {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"]}},
