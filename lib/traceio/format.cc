@@ -63,25 +63,66 @@ std::string MessageToJson(const google::protobuf::Message& msg) {
   return out;
 }
 
+namespace {
+
+// Our schemas nest a few levels (a UDF argument may hold lists of lists);
+// anything deeper is not a pipeline or a trace. Protobuf's JSON parser is
+// quadratic in the depth: 100,000 nested brackets took it over ten minutes.
+constexpr int kMaxJsonDepth = 64;
+
+// Where valid JSON first nests deeper than kMaxJsonDepth, or npos.
+size_t FindTooDeep(std::string_view json) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::string LineAndColumn(std::string_view text, size_t offset) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
+}  // namespace
+
 Status JsonToMessage(std::string_view json, const std::string& source, google::protobuf::Message* msg) {
   // nlohmann first: it reports where a syntax error is, protobuf does not.
   try {
     if (!nlohmann::json::accept(json)) [[maybe_unused]] auto parsed = nlohmann::json::parse(json);
   } catch (const nlohmann::json::parse_error& e) {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < json.size(); ++i) {
-      if (json[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
     std::string what = e.what();
     auto pos = what.find("; ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
-    return Status::InvalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+    return Status::InvalidArgument(source + ":" + LineAndColumn(json, e.byte > 0 ? e.byte - 1 : 0) +
                                    ": invalid JSON: " + what);
+  }
+  if (const size_t deep = FindTooDeep(json); deep != std::string_view::npos) {
+    return Status::InvalidArgument(source + ":" + LineAndColumn(json, deep) + ": JSON nested more than " +
+                                   std::to_string(kMaxJsonDepth) + " levels deep; no " +
+                                   msg->GetDescriptor()->name() + " nests that far");
   }
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;

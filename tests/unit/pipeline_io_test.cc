@@ -4,6 +4,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "sample.h"
+#include "traceio/trace_io.h"
 
 using namespace plumber;
 using google::protobuf::util::MessageDifferencer;
@@ -29,6 +30,25 @@ TEST_CASE("JSON syntax errors give line and column", "[pipeline_io]") {
   auto r = ParsePipeline("{\n  \"name\": \"x\",\n  \"nodes\": [ }\n", "bad.json");
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().rfind("bad.json:3:", 0) == 0);
+}
+
+TEST_CASE("JSON nested deeper than any schema is refused at once, with its place", "[pipeline_io]") {
+  // 100,000 nested lists in a UDF argument kept protobuf's JSON parser busy
+  // for over ten minutes (it is quadratic in the depth).
+  const int depth = 100000;
+  const std::string json = R"({"nodes": [{"name": "m", "op": "map", "map": {"udf": [{"op": "add", "args": {"value": )" +
+                           std::string(depth, '[') + std::string(depth, ']') + "}}]}}]}";
+  auto r = ParsePipeline(json, "deep.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsBadInput());
+  CHECK_THAT(r.status().message(), Catch::StartsWith("deep.json:1:") && Catch::Contains("more than 64 levels"));
+  // Brackets inside strings are text, not nesting.
+  const std::string in_string = R"({"name": ")" + std::string(1000, '[') + R"(", "nodes": []})";
+  CHECK(ParsePipeline(in_string, "s.json").ok());
+  // Traces go through the same parser.
+  auto t = ParseTrace(R"({"header": {"program": )" + json + "}}", "deep-trace.json");
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.status().message(), Catch::StartsWith("deep-trace.json:1:") && Catch::Contains("more than 64 levels"));
 }
 
 TEST_CASE("unknown JSON fields are rejected, naming the field", "[pipeline_io]") {
