@@ -4,6 +4,7 @@
 
 #include <glpk.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -103,19 +104,19 @@ StatusOr<LinearProgram::Solution> LinearProgram::Solve(const Options& options) c
   for (int i = 0; i < rows(); ++i) {
     const Row& r = rows_[i];
     glp_set_row_bnds(p, i + 1, BoundType(r.lo, r.hi), r.lo > -kUnbounded ? r.lo : 0.0, r.hi < kUnbounded ? r.hi : 0.0);
-    // GLPK arrays are 1-based, and a column may appear once per row.
+    // GLPK arrays are 1-based, and a column may appear once per row: terms
+    // are merged by sorting, so a row costs its own length, not the
+    // program's width (which made 5,000-stage programs quadratic).
+    auto terms = r.terms;
+    std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<int> index(1, 0);
     std::vector<double> value(1, 0.0);
-    std::vector<double> merged(columns(), 0.0);
-    std::vector<bool> used(columns(), false);
-    for (const auto& [col, coef] : r.terms) {
-      merged[col] += coef;
-      used[col] = true;
-    }
-    for (int j = 0; j < columns(); ++j) {
-      if (used[j]) {
-        index.push_back(j + 1);
-        value.push_back(merged[j]);
+    for (const auto& [col, coef] : terms) {
+      if (index.size() > 1 && index.back() == col + 1) {
+        value.back() += coef;
+      } else {
+        index.push_back(col + 1);
+        value.push_back(coef);
       }
     }
     glp_set_mat_row(p, i + 1, static_cast<int>(index.size()) - 1, index.data(), value.data());

@@ -51,8 +51,15 @@ DatasetPtr Program::Find(const std::string& name) const {
 
 StatusOr<DatasetPtr> Program::BuildNode(const std::string& name, const BuildContext& ctx, int depth) {
   if (auto it = built_.find(name); it != built_.end()) return it->second;
-  // Validation rejects cycles; this only guards against an unvalidated one.
-  if (depth > 1000) return Status::InvalidArgument("node '" + name + "': the pipeline is too deep or cyclic");
+  // Every level is a nested GetNext call per element, so depth is stack:
+  // 1,000 levels is far beyond real pipelines and well inside a thread's
+  // 8 MB. Validation rejects cycles; this also guards an unvalidated one.
+  constexpr int kMaxDepth = 1000;
+  if (depth > kMaxDepth) {
+    return Status::InvalidArgument("node '" + name + "': the pipeline is more than " + std::to_string(kMaxDepth) +
+                                   " nodes deep (or cyclic); the runtime runs at most " +
+                                   std::to_string(kMaxDepth));
+  }
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return Status::InvalidArgument("no node named '" + name + "'");
   const schema::Node& node = *it->second;

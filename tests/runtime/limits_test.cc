@@ -137,5 +137,29 @@ TEST_CASE("padded_batch refuses a padded_shape no memory could hold", "[limits]"
   CHECK_THAT(s.message(), Catch::Contains("node 'pb'"));
 }
 
+// A chain of `maps` add maps over a range of 3.
+schema::Pipeline AddChain(int maps) {
+  std::vector<std::string> nodes{R"({"name":"r","op":"range","range":{"stop":3}})"};
+  for (int i = 0; i < maps; ++i) {
+    nodes.push_back(R"({"name":"m)" + std::to_string(i) + R"(","op":"map","map":{"udf":[{"op":"add"}]}})");
+  }
+  return Chain(nodes);
+}
+
+TEST_CASE("pipelines deeper than the runtime's stack allows are refused when built", "[limits]") {
+  // Each level is a nested GetNext per element; 500 levels run (under the
+  // sanitizers too), 1,500 are refused with the reason.
+  Harness ok(AddChain(500));
+  REQUIRE(ok.build_status().ok());
+  std::vector<Element> out;
+  REQUIRE(ok.Collect(&out).ok());
+  REQUIRE(out.size() == 3);
+  CHECK(out[2][0].data<int64_t>()[0] == 2 + 500);
+
+  Harness deep(AddChain(1500));
+  CHECK(deep.build_status().code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(deep.build_status().message(), Catch::Contains("more than 1000 nodes deep"));
+}
+
 }  // namespace
 }  // namespace plumber::runtime::testing
