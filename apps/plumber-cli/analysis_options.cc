@@ -16,6 +16,8 @@ void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags) {
   app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)");
   app.add_option("--disk-bandwidth", flags->disk_bandwidth,
                  "Storage bandwidth, e.g. 100MB/s (default: the trace's read throttle)");
+  app.add_option("--max-memory", flags->max_memory,
+                 "Most memory reading the trace may take, e.g. 512M (default 4G); larger input is refused");
 }
 
 void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings) {
@@ -37,6 +39,11 @@ StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags) {
     if (!(bw > 0))
       return Status::InvalidArgument("--disk-bandwidth must be positive, got '" + flags.disk_bandwidth + "'");
     opt.disk_bandwidth_bytes_per_s = bw;
+  }
+  if (!flags.max_memory.empty()) {
+    PLUMBER_ASSIGN_OR_RETURN(uint64_t max, units::ParseBytes(flags.max_memory));
+    if (max == 0) return Status::InvalidArgument("--max-memory must be positive, got '" + flags.max_memory + "'");
+    opt.max_memory_bytes = max;
   }
   return analysis::AnalyzeTraceFile(Env::Default(), flags.trace, opt);
 }

@@ -18,6 +18,7 @@ struct AnalysisFlags {
   int cores = 0;
   std::string mem;
   std::string disk_bandwidth;
+  std::string max_memory;
 };
 
 void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags);

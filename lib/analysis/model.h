@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/window.h"
@@ -29,6 +30,12 @@ struct AnalysisOptions {
   // Share of the free memory a cache may take: the rest is headroom for
   // allocator slack and the process itself.
   double cache_memory_fraction = 0.9;
+  // Ceiling on the memory reading the trace may take (`--max-memory`). A
+  // binary trace is streamed, so only its largest record counts; a JSON
+  // trace is parsed whole. Input over it is refused with ResourceExhausted
+  // before the allocation, naming the file and what to do instead.
+  uint64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  static constexpr uint64_t kDefaultMaxMemoryBytes = uint64_t{4} << 30;
 };
 
 // Elements in one pass over a node.
@@ -166,7 +173,15 @@ struct Report {
   std::vector<std::string> findings;
   std::vector<std::string> warnings;
 
+  // The node named `name`, or null. Constant time: reports of 100,000-node
+  // programs are looked up once per node. Not safe to call from two
+  // threads at once on one Report (it keeps a lazily built index).
   const NodeModel* Find(const std::string& name) const;
+
+ private:
+  // Name -> position in `nodes`; rebuilt whenever it disagrees with them,
+  // since `nodes` is public and may change after a lookup.
+  mutable std::unordered_map<std::string, size_t> index_;
 };
 
 // The model of the trace's program over the window. `source` names the trace

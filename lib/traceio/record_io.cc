@@ -90,6 +90,11 @@ bool RecordReader::Read(std::string* payload) {
   if (length > left - kRecordHeaderBytes || left - kRecordHeaderBytes - length < kRecordFooterBytes) {
     return Torn();
   }
+  if (length > max_payload_) {
+    return Fail(Status::ResourceExhausted(where + ": the record holds " + std::to_string(length) +
+                                          " bytes, more than the " + std::to_string(max_payload_) +
+                                          " this reader may hold in memory"));
+  }
   std::string_view body;
   if (Status s = ReadExactly(length + kRecordFooterBytes, &body); !s.ok()) return Fail(s);
   const uint32_t expected = crc32c::Unmask(GetLE32(body.data() + length));

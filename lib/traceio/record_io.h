@@ -50,6 +50,10 @@ class RecordReader {
   // record's index and byte offset).
   bool Read(std::string* payload);
 
+  // Refuses (ResourceExhausted) any record longer than `bytes` before it is
+  // read: a reader that must hold records in memory sets its ceiling here.
+  void set_max_payload(uint64_t bytes) { max_payload_ = bytes; }
+
   const Status& status() const { return status_; }
   bool torn() const { return torn_; }
   // Where the incomplete record starts, when torn().
@@ -74,6 +78,7 @@ class RecordReader {
   uint64_t index_ = 0;
   bool torn_ = false;
   uint64_t torn_offset_ = 0;
+  uint64_t max_payload_ = UINT64_MAX;
   Status status_;
   std::string scratch_;
 };

@@ -88,14 +88,15 @@ TraceFileReader::TraceFileReader(std::string path, std::unique_ptr<SequentialFil
   }
 }
 
-StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::Open(Env* env, const std::string& path) {
+StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::Open(Env* env, const std::string& path,
+                                                                 uint64_t max_record_bytes) {
   PLUMBER_ASSIGN_OR_RETURN(uint64_t size, env->GetFileSize(path));
   PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
-  return FromFile(std::move(file), size);
+  return FromFile(std::move(file), size, max_record_bytes);
 }
 
 StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::FromFile(std::unique_ptr<SequentialFile> file,
-                                                                     uint64_t size) {
+                                                                     uint64_t size, uint64_t max_record_bytes) {
   const std::string path = file->path();
   char scratch[kTracePreambleBytes];
   std::string_view got;
@@ -113,7 +114,9 @@ StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::FromFile(std::unique
                                      std::to_string(kTraceFormatVersion) + ")");
     }
   }
-  return std::unique_ptr<TraceFileReader>(new TraceFileReader(path, std::move(file), size, torn));
+  std::unique_ptr<TraceFileReader> reader(new TraceFileReader(path, std::move(file), size, torn));
+  if (reader->reader_) reader->reader_->set_max_payload(max_record_bytes);
+  return reader;
 }
 
 bool TraceFileReader::Next(schema::TraceRecord* record) {

@@ -67,9 +67,13 @@ class TraceFileReader {
  public:
   // Opens and checks the preamble. A file cut inside the preamble opens as
   // an empty, torn trace.
-  static StatusOr<std::unique_ptr<TraceFileReader>> Open(Env* env, const std::string& path);
+  // A record longer than max_record_bytes stops the reader with
+  // ResourceExhausted before it is allocated.
+  static StatusOr<std::unique_ptr<TraceFileReader>> Open(Env* env, const std::string& path,
+                                                         uint64_t max_record_bytes = UINT64_MAX);
   // The same over an already open file of `size` bytes (e.g. a buffer).
-  static StatusOr<std::unique_ptr<TraceFileReader>> FromFile(std::unique_ptr<SequentialFile> file, uint64_t size);
+  static StatusOr<std::unique_ptr<TraceFileReader>> FromFile(std::unique_ptr<SequentialFile> file, uint64_t size,
+                                                             uint64_t max_record_bytes = UINT64_MAX);
   TraceFileReader(const TraceFileReader&) = delete;
   TraceFileReader& operator=(const TraceFileReader&) = delete;
 
