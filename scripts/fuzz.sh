@@ -1,30 +1,58 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for
-# FUZZ_SECONDS (default 60) from the committed seed corpora in fuzz/corpus/.
-# New inputs go to a scratch copy, so the committed corpora stay as they
-# are. Any crash, leak or sanitizer report fails the script and leaves the
-# reproducer in build-fuzz/findings/.
+# Runs every libFuzzer target for FUZZ_SECONDS (default 60) each, from the
+# committed seed corpora in fuzz/corpus/, JOBS targets at a time (default:
+# the number of cores). Any crash, leak, timeout, out-of-memory or sanitizer
+# report fails the script and leaves the reproducer in
+# $FUZZ_BUILD_DIR/findings/; fix it and commit the reproducer to the
+# target's corpus as regression-* with a test.
+#
+# The targets are built with clang (ASan + UBSan) in FUZZ_BUILD_DIR
+# (default build-fuzz). CI builds them in its sanitizer tree, which also
+# builds the tests, and passes FUZZ_NO_BUILD=1.
+# New inputs go to a scratch copy, so the committed corpora stay as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
+dir=${FUZZ_BUILD_DIR:-build-fuzz}
+jobs=${JOBS:-$(nproc)}
+targets=${FUZZ_TARGETS:-$(ls fuzz/*_fuzz.cc | xargs -n1 basename | sed 's/\.cc$//')}
+
+if [ "${FUZZ_NO_BUILD:-0}" != 1 ]; then
+  scripts/clang.sh
+  CXX=clang++ CC=clang BUILD_DIR="$dir" BUILD_TYPE=RelWithDebInfo TARGETS="$targets" scripts/build.sh \
+    -DPLUMBER_FUZZ=ON -DPLUMBER_BUILD_TESTS=OFF -DPLUMBER_SANITIZE=address,undefined
 fi
-CXX=clang++ CC=clang BUILD_DIR=build-fuzz BUILD_TYPE=RelWithDebInfo scripts/build.sh \
-  -DPLUMBER_FUZZ=ON -DPLUMBER_BUILD_TESTS=OFF -DPLUMBER_SANITIZE=address,undefined
-mkdir -p build-fuzz/findings
-status=0
-for target in ${FUZZ_TARGETS:-pipeline_fuzz trace_fuzz record_fuzz units_fuzz}; do
-  work=build-fuzz/corpus/$target
+mkdir -p "$dir/findings"
+
+# Runs one target; prints its executions and returns its exit status.
+fuzz_one() {
+  local target=$1 work=$dir/corpus/$1 log=$dir/$1.log
   rm -rf "$work" && mkdir -p "$work"
   cp fuzz/corpus/"$target"/* "$work"/ 2>/dev/null || true
-  echo "== $target for ${seconds}s"
-  if ! build-fuzz/fuzz/$target "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-       -artifact_prefix=build-fuzz/findings/"$target"- -print_final_stats=1 2>build-fuzz/$target.log; then
-    echo "FAIL: $target found a problem; see build-fuzz/$target.log and build-fuzz/findings/"
-    tail -30 build-fuzz/$target.log
-    status=1
+  if "$dir/fuzz/$target" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$dir/findings/$target-" -print_final_stats=1 >"$log" 2>&1; then
+    echo "   $target: $(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$') executions, no findings"
+  else
+    echo "FAIL: $target found a problem; see $log and $dir/findings/"
+    grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -10
+    return 1
   fi
-  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" build-fuzz/$target.log | tail -2 || true
+}
+
+echo "== fuzzing $(echo $targets | wc -w) targets for ${seconds}s each, $jobs at a time"
+status=0
+running=0
+pids=()
+for target in $targets; do
+  fuzz_one "$target" & pids+=($!)
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status
