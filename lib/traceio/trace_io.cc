@@ -99,7 +99,7 @@ StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::FromFile(std::unique
   const std::string path = file->path();
   char scratch[kTracePreambleBytes];
   std::string_view got;
-  PLUMBER_RETURN_IF_ERROR(file->Read(kTracePreambleBytes, &got, scratch));
+  PLUMBER_RETURN_IF_ERROR(ReadFully(file.get(), kTracePreambleBytes, &got, scratch));
   if (!LooksLikeBinaryTrace(got)) {
     return Status::InvalidArgument(path + ": not a plumber trace (neither JSON nor a file starting with PLMTRACE)");
   }
@@ -202,7 +202,7 @@ StatusOr<schema::TraceHeader> ReadTraceHeader(Env* env, const std::string& path)
     PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
     char scratch[64];
     std::string_view got;
-    PLUMBER_RETURN_IF_ERROR(file->Read(sizeof(scratch), &got, scratch));
+    PLUMBER_RETURN_IF_ERROR(ReadFully(file.get(), sizeof(scratch), &got, scratch));
     if (got.empty()) return Status::InvalidArgument(path + ": the file is empty");
     first = DetectEncoding(got) == Encoding::kJson ? '{' : got[0];
   }
