@@ -55,8 +55,13 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::
 
 Status TraceWriter::Write(const schema::TraceRecord& record) {
   if (finished_) return Status::FailedPrecondition(file_->path() + ": write after the trace was finished");
-  PLUMBER_RETURN_IF_ERROR(records_->AddRecord(SerializeDeterministic(record)));
-  return file_->Flush();
+  // After a failed write the file may end inside a record; anything
+  // appended behind that would be lost to readers, or read as garbage.
+  if (!failed_.ok()) return failed_;
+  Status s = records_->AddRecord(SerializeDeterministic(record));
+  if (s.ok()) s = file_->Flush();
+  if (!s.ok()) failed_ = s;
+  return s;
 }
 
 Status TraceWriter::Append(const schema::Snapshot& snapshot) {

@@ -1,9 +1,11 @@
 // Whole runs meeting a hostile file system: input files that vanish or
-// shrink after the run has committed to them. Each must end the run with
-// an error that names the node and file, never a crash or a hang, and the
+// shrink after the run has committed to them, and a disk that fills up
+// while the trace is written. Each must end the run with an error that
+// names the node and file (or the trace), never a crash or a hang, and the
 // trace must keep every snapshot that was completely written.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "fault_env.h"
@@ -144,6 +146,101 @@ TEST_CASE("a file that shrinks while it is read ends the run with an error at th
                  Catch::Contains("record 8 at offset " + std::to_string(8 * kFrame)) && Catch::Contains("shrank"));
   CHECK(result->batches == (kRecords + 8) / 2);
   ExpectErrorTrace(config.trace_path, *result);
+}
+
+// ---- a full disk under the trace --------------------------------------------
+
+const char* kBurnJson = R"({"name":"burn","nodes":[
+  {"name":"src","op":"range","range":{"stop":100000000}},
+  {"name":"burn","op":"map","inputs":["src"],"map":{"udf":[{"op":"cpu_burn","args":{"micros":100}}]}},
+  {"name":"batch","op":"batch","inputs":["burn"],"batch":{"batch_size":4}}]})";
+
+schema::Pipeline Burn() {
+  auto p = ParsePipeline(kBurnJson, "test");
+  REQUIRE(p.ok());
+  return *p;
+}
+
+// Framed size of the record starting at `offset` of a binary trace.
+uint64_t FramedAt(const std::string& bytes, uint64_t offset) {
+  REQUIRE(bytes.size() >= offset + 8);
+  uint64_t len = 0;
+  for (int i = 7; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(bytes[offset + i]);
+  return kRecordHeaderBytes + len + kRecordFooterBytes;
+}
+
+TEST_CASE("a disk that fills up under the trace stops the run with an error naming the trace", "[faults][run]") {
+  TempDir dir;
+  // The sizes of the preamble plus header, and of one snapshot, from a
+  // trace of the same pipeline on a disk with room.
+  RunConfig probe;
+  probe.trace_path = dir.File("probe.pb");
+  probe.batches = 20;
+  probe.snapshot_every_seconds = 0.01;
+  REQUIRE(RunPipeline(Env::Default(), Burn(), probe).ok());
+  auto probe_bytes = ReadFileToString(Env::Default(), probe.trace_path);
+  REQUIRE(probe_bytes.ok());
+  const uint64_t head = kTracePreambleBytes + FramedAt(*probe_bytes, kTracePreambleBytes);
+  const uint64_t snap = FramedAt(*probe_bytes, head);
+
+  struct Case {
+    uint64_t capacity;
+    int64_t min_snapshots;  // whole snapshots that certainly fit
+  };
+  // Room for half a snapshot, and for two and a half (give or take the few
+  // bytes by which headers and snapshots of two runs differ).
+  for (Case c : {Case{head + snap / 2, 0}, Case{head + 5 * snap / 2, 1}}) {
+    INFO("capacity " << c.capacity << " (header " << head << ", snapshot " << snap << ")");
+    const std::string path = dir.File("full-" + std::to_string(c.capacity) + ".pb");
+    DiskFullEnv env("full-", c.capacity);
+    RunConfig config;
+    config.trace_path = path;
+    config.seconds = 60;  // the run must stop at the failure, long before
+    config.snapshot_every_seconds = 0.01;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = RunPipeline(&env, Burn(), config);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(result.ok());
+    CHECK(secs < 20);
+    CHECK(env.failures() >= 1);
+    CHECK(result->end_status == "error");
+    CHECK(result->error.code() == Status::Code::kIOError);
+    CHECK_THAT(result->error.message(), Catch::Contains(path) && Catch::Contains("No space left on device"));
+    CHECK(result->snapshots >= c.min_snapshots);
+    // Everything that fitted, and not a byte more, reached the file.
+    auto size = Env::Default()->GetFileSize(path);
+    REQUIRE(size.ok());
+    CHECK(*size == c.capacity);
+    TraceReadReport report;
+    auto trace = ReadTrace(Env::Default(), path, &report);
+    INFO(trace.status().ToString());
+    REQUIRE(trace.ok());
+    CHECK(trace->header().program().output() == "batch");
+    CHECK(trace->snapshots_size() == result->snapshots);
+    CHECK_FALSE(trace->has_end());
+    CHECK(report.records == static_cast<uint64_t>(1 + trace->snapshots_size()));
+    // The record being written when the disk filled is the torn tail.
+    CHECK(report.torn);
+    CHECK(report.torn_offset < c.capacity);
+    CHECK(c.capacity - report.torn_offset < 2 * snap);
+    for (const auto& p : ValidateTrace(*trace)) {
+      INFO(p.ToString());
+      CHECK(false);
+    }
+  }
+}
+
+TEST_CASE("a disk too full for the trace's header fails the run before it starts", "[faults][run]") {
+  TempDir dir;
+  const std::string path = dir.File("full.pb");
+  DiskFullEnv env("full.pb", 100);
+  RunConfig config;
+  config.trace_path = path;
+  config.seconds = 60;
+  auto result = RunPipeline(&env, Burn(), config);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.status().code() == Status::Code::kIOError);
+  CHECK_THAT(result.status().message(), Catch::Contains(path) && Catch::Contains("No space left on device"));
 }
 
 }  // namespace

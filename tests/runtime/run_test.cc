@@ -2,6 +2,7 @@
 // behaviour on bad input, and the plumber binary under signals — SIGKILL at
 // random moments must leave a trace that reads back.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,8 +133,10 @@ TEST_CASE("a missing input file ends the run with a clear error and a final snap
 
 // ---- the binary -------------------------------------------------------------------
 
-// Runs plumber with args; returns the child's pid.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& out_file) {
+// Runs plumber with args; returns the child's pid. A file_size_limit > 0
+// caps every file the child writes (RLIMIT_FSIZE, with SIGXFSZ ignored so
+// that the write fails with EFBIG, as a full disk fails with ENOSPC).
+pid_t Spawn(const std::vector<std::string>& args, const std::string& out_file, rlim_t file_size_limit = 0) {
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -141,6 +144,11 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& out_file) {
     FILE* err = std::freopen((out_file + ".err").c_str(), "w", stderr);
     (void)out;
     (void)err;
+    if (file_size_limit > 0) {
+      signal(SIGXFSZ, SIG_IGN);
+      struct rlimit limit = {file_size_limit, file_size_limit};
+      if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(126);
+    }
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(PLUMBER_BINARY));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -205,6 +213,54 @@ TEST_CASE("SIGINT ends plumber run cleanly with a final snapshot", "[run][binary
   CHECK(t->end().status() == "interrupted");
   CHECK(t->snapshots_size() >= 1);
   CHECK_THAT(Slurp(dir.File("out")), Catch::Contains("interrupted") && Catch::Contains("throughput"));
+}
+
+TEST_CASE("plumber run stops with an error naming the trace when the trace file cannot grow", "[run][binary]") {
+  TempDir dir;
+  WriteText(dir.File("p.json"), kBurnJson);
+  const std::string trace = dir.File("t.pb");
+  // Room for the header and some snapshots; the limit is the kernel's, so
+  // the failure is a real write(2) error reaching plumber mid-run.
+  const rlim_t limit = 6000;
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = Spawn({"run", dir.File("p.json"), "--trace", trace, "--seconds", "60s", "--snapshot-every", "0.02s"},
+                    dir.File("out"), limit);
+  int sig = 0;
+  const int code = Wait(pid, &sig);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string err = Slurp(dir.File("out.err"));
+  INFO(err);
+  CHECK(sig == 0);
+  CHECK(code == 1);
+  CHECK(secs < 30);  // stopped at the failure, not at its 60 s limit
+  CHECK_THAT(err, Catch::Contains("plumber: error: writing the trace failed: " + trace) &&
+                      Catch::Contains("File too large"));
+  auto size = Env::Default()->GetFileSize(trace);
+  REQUIRE(size.ok());
+  CHECK(*size == limit);
+  TraceReadReport report;
+  auto t = ReadTrace(Env::Default(), trace, &report);
+  REQUIRE(t.ok());
+  ExpectValidTrace(*t);
+  CHECK(t->snapshots_size() >= 2);
+  CHECK(report.torn);
+  CHECK(report.records == static_cast<uint64_t>(1 + t->snapshots_size()));
+  // The summary counted exactly the snapshots the file holds.
+  CHECK_THAT(Slurp(dir.File("out")), Catch::Contains("(" + std::to_string(t->snapshots_size()) + " snapshots)"));
+}
+
+TEST_CASE("plumber run on a full device fails at once naming the trace", "[run][binary]") {
+  if (!Env::Default()->FileExists("/dev/full")) {
+    WARN("no /dev/full on this machine");
+    return;
+  }
+  TempDir dir;
+  WriteText(dir.File("p.json"), kBurnJson);
+  pid_t pid = Spawn({"run", dir.File("p.json"), "--trace", "/dev/full", "--seconds", "60s"}, dir.File("out"));
+  int sig = 0;
+  CHECK(Wait(pid, &sig) == 1);
+  CHECK(sig == 0);
+  CHECK_THAT(Slurp(dir.File("out.err")), Catch::Contains("/dev/full") && Catch::Contains("No space left on device"));
 }
 
 TEST_CASE("plumber run exits 2 on a missing file; relative paths follow the pipeline", "[run][binary]") {
