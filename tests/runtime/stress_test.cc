@@ -9,6 +9,7 @@
 // deadlock or lost wakeup fails the test with a message saying which
 // iteration and pipeline hung, and aborts, so that CI reports it instead of
 // stalling until its own timeout.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -177,6 +178,53 @@ struct Pulled {
   Status status;
 };
 
+// The run loop's situation: the consumer closes the pipeline after its
+// time limit while the monitor thread, seeing the limit too, cancels it
+// again. Parallel interleave used to reset its open datasets in Close
+// without its lock while Cancel walked them under it.
+TEST_CASE("Cancel from another thread while Close runs is safe", "[stress]") {
+  Inputs inputs;
+  for (int round = 0; round < 30; ++round) {
+    INFO("round " << round);
+    Harness h(Chain({R"({"name":"files","op":"list_files","list_files":{"files":[)" + inputs.text_files + "]}}",
+                     R"({"name":"x","op":"repeat"})",
+                     R"({"name":"i","op":"interleave","interleave":{"function":"read","cycle_length":3,"parallelism":3}})",
+                     R"({"name":"m","op":"map","map":{"parallelism":2,"udf":[{"op":"sleep","args":{"micros":50}}]}})",
+                     R"({"name":"p","op":"prefetch","prefetch":{"buffer_size":1}})"},
+                    {R"({"name":"read","op":"text_line"})"}));
+    REQUIRE(h.build_status().ok());
+    auto opened = h.program().output()->MakeIterator(IterCtx{&h.ctx(), nullptr, nullptr});
+    REQUIRE(opened.ok());
+    std::shared_ptr<Iterator> it(std::move(opened).value());
+    const int pulled = Within<int>("pulling in round " + std::to_string(round), [it] {
+      int n = 0;
+      for (; n < 20; ++n) {
+        Element e;
+        bool end = false;
+        if (!it->GetNext(&e, &end).ok() || end) break;
+      }
+      cpu::Flush();
+      return n;
+    });
+    CHECK(pulled == 20);
+    Within<int>("closing in round " + std::to_string(round), [it = std::move(it)]() mutable {
+      std::atomic<bool> closed{false};
+      std::thread monitor([&] {
+        while (!closed.load()) {
+          it->Cancel();
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+      });
+      it->Close();
+      closed.store(true);
+      monitor.join();
+      it.reset();
+      cpu::Flush();
+      return 0;
+    });
+  }
+}
+
 // PLUMBER_STRESS_SEED and PLUMBER_STRESS_ITERATIONS override the defaults,
 // for longer hunts than CI affords (a failure names its seed).
 int64_t EnvOr(const char* name, int64_t fallback) {
@@ -235,9 +283,25 @@ TEST_CASE("threaded pipelines open, pull and close cleanly in any state", "[stre
     });
 
     // Close and destroy, or destroy alone (the destructor must close).
+    // Cancel may come from any thread at any time, also while Close runs:
+    // a run's monitor cancels on its deadline while the consumer closes.
     const bool explicit_close = Coin(rng);
-    Within<int>("closing " + what, [it = std::move(it), explicit_close]() mutable {
+    const bool cancel_while_closing = explicit_close && rng() % 4 == 0;
+    Within<int>("closing " + what, [it = std::move(it), explicit_close, cancel_while_closing]() mutable {
+      std::atomic<bool> closed{false};
+      std::thread hammer;
+      if (cancel_while_closing) {
+        hammer = std::thread([&] {
+          while (!closed.load()) {
+            it->Cancel();
+            // Often, but leaving the cores to Close and its workers.
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+          }
+        });
+      }
       if (explicit_close) it->Close();
+      closed.store(true);
+      if (hammer.joinable()) hammer.join();
       it.reset();
       cpu::Flush();
       return 0;
