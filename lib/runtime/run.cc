@@ -201,7 +201,11 @@ class Session {
     auto last_progress = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
     while (!done_) {
-      cv_.wait_for(lock, tick);
+      // Wakes for the time limit and stop requests, and when a snapshot is
+      // due: waking on ticks alone would stretch a short period to a tick.
+      auto wake = std::chrono::steady_clock::now() + tick;
+      if (writer_ && !trace_failed_.load() && next_snapshot < wake) wake = next_snapshot;
+      cv_.wait_until(lock, wake);
       if (done_) break;
       const auto now = std::chrono::steady_clock::now();
       const double elapsed = static_cast<double>(MonoNanos() - start_mono_) / 1e9;
