@@ -22,9 +22,12 @@ class SequentialFile {
   SequentialFile& operator=(const SequentialFile&) = delete;
   virtual ~SequentialFile() = default;
 
-  // Reads up to n bytes into scratch and points *result at what was read.
-  // A result shorter than n (even empty) means the end of the file was
-  // reached; errors are returned as a Status naming the file.
+  // Reads up to n bytes into scratch (or elsewhere: *result may point at
+  // the file's own buffer) and points *result at what was read. Like
+  // read(2), a result may be shorter than n although the file goes on (a
+  // pipe, a network file system, a signal); only an empty result means the
+  // end of the file. Callers that need n bytes use ReadFully. Errors are
+  // returned as a Status naming the file.
   virtual Status Read(size_t n, std::string_view* result, char* scratch) = 0;
 
   // Skips n bytes; skipping past the end stops at the end.
@@ -83,6 +86,11 @@ class Env {
 // A SequentialFile over bytes in memory (which must outlive it), named
 // `name` in errors: lets parsers share one code path for files and buffers.
 std::unique_ptr<SequentialFile> NewMemorySequentialFile(std::string_view data, std::string name);
+
+// Reads until n bytes are in scratch or a Read comes back empty, so that a
+// result shorter than n does mean the end of the file (short reads are
+// gathered, never mistaken for it). *result always points into scratch.
+Status ReadFully(SequentialFile* file, size_t n, std::string_view* result, char* scratch);
 
 // Reads the whole file. Refuses files larger than max_bytes with
 // ResourceExhausted rather than allocating them.

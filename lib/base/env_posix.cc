@@ -210,6 +210,21 @@ Env* Env::Default() {
   return env;
 }
 
+Status ReadFully(SequentialFile* file, size_t n, std::string_view* result, char* scratch) {
+  size_t got = 0;
+  Status s;
+  while (got < n) {
+    std::string_view part;
+    s = file->Read(n - got, &part, scratch + got);
+    // Data may come back in the file's own buffer rather than in scratch.
+    if (!part.empty() && part.data() != scratch + got) std::memmove(scratch + got, part.data(), part.size());
+    got += part.size();
+    if (!s.ok() || part.empty()) break;
+  }
+  *result = std::string_view(scratch, got);
+  return s;
+}
+
 StatusOr<std::string> ReadFileToString(Env* env, const std::string& path, uint64_t max_bytes) {
   PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
   std::string out;
@@ -217,11 +232,12 @@ StatusOr<std::string> ReadFileToString(Env* env, const std::string& path, uint64
   while (true) {
     std::string_view got;
     PLUMBER_RETURN_IF_ERROR(file->Read(scratch.size(), &got, scratch.data()));
+    // Only an empty read is the end: a short one may be followed by more.
+    if (got.empty()) break;
     if (out.size() + got.size() > max_bytes) {
       return Status::ResourceExhausted(path + ": larger than the limit of " + std::to_string(max_bytes) + " bytes");
     }
     out.append(got);
-    if (got.size() < scratch.size()) break;
   }
   return out;
 }

@@ -228,10 +228,17 @@ class InterleaveDataset::ParIt final : public Iterator {
     Cancel();
     for (auto& t : workers_) t.join();
     workers_.clear();
-    for (auto& s : slots_) {
-      if (s.it) s.it->Close();
-      s.it.reset();
+    // Cancel may still come from another thread (a run's monitor at its
+    // deadline) and walks the slots under mu_: take the datasets out under
+    // it too, and close them outside it, as SeqIt does.
+    std::vector<std::unique_ptr<Iterator>> open;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& s : slots_) {
+        if (s.it) open.push_back(std::move(s.it));
+      }
     }
+    for (auto& it : open) it->Close();
     input_->Close();
   }
 

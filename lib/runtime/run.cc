@@ -12,8 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
 #include "runtime/program.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
@@ -96,6 +94,11 @@ class Session {
 
     std::thread monitor([this] { Monitor(); });
     Status loop_status = Loop(&result);
+    // A trace that can no longer be written is why the pipeline was
+    // cancelled; it is the error the run ends with.
+    if (trace_failed_.load() && (loop_status.ok() || loop_status.code() == Status::Code::kCancelled)) {
+      loop_status = TraceError();
+    }
     // Stop the pipeline's threads before the last snapshot, so that their
     // CPU time is settled and counted.
     root_->Close();
@@ -124,6 +127,10 @@ class Session {
     while (true) {
       if (config_.batches > 0 && root_counters_.batches.load() >= config_.batches) break;
       if (StopRequested()) break;
+      if (trace_failed_.load()) {
+        end_status_ = "error";
+        break;
+      }
       Element batch;
       bool end = false;
       const int64_t t0 = MonoNanos();
@@ -137,6 +144,10 @@ class Session {
       if (!s.ok()) {
         // A cancel we asked for is not a failure.
         if (s.code() == Status::Code::kCancelled && StopRequested()) break;
+        if (s.code() == Status::Code::kCancelled && trace_failed_.load()) {
+          end_status_ = "error";
+          break;
+        }
         status = s;
         end_status_ = "error";
         break;
@@ -190,7 +201,11 @@ class Session {
     auto last_progress = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
     while (!done_) {
-      cv_.wait_for(lock, tick);
+      // Wakes for the time limit and stop requests, and when a snapshot is
+      // due: waking on ticks alone would stretch a short period to a tick.
+      auto wake = std::chrono::steady_clock::now() + tick;
+      if (writer_ && !trace_failed_.load() && next_snapshot < wake) wake = next_snapshot;
+      cv_.wait_until(lock, wake);
       if (done_) break;
       const auto now = std::chrono::steady_clock::now();
       const double elapsed = static_cast<double>(MonoNanos() - start_mono_) / 1e9;
@@ -199,15 +214,22 @@ class Session {
         if (config_.stop && config_.stop->load()) interrupted_.store(true);
         root_->Cancel();
       }
-      if (writer_ && now >= next_snapshot) {
+      if (writer_ && !trace_failed_.load() && now >= next_snapshot) {
         next_snapshot += period;
         if (next_snapshot < now) next_snapshot = now + period;
         lock.unlock();
-        if (Status s = writer_->Append(TakeSnapshot()); !s.ok()) {
-          spdlog::warn("trace: {}", s.ToString());
-        }
-        ++snapshots_;
+        Status s = writer_->Append(TakeSnapshot());
         lock.lock();
+        if (s.ok()) {
+          ++snapshots_;
+        } else {
+          // A run whose trace is lost (a full disk, say) measures nothing
+          // anyone will see: stop it now rather than at its limit, which
+          // may be never. The trace keeps every snapshot written so far.
+          trace_error_ = s;
+          trace_failed_.store(true);
+          root_->Cancel();
+        }
       }
       if (config_.progress && now >= next_progress) {
         const int64_t b = root_counters_.batches.load();
@@ -250,17 +272,36 @@ class Session {
     }
     result.final_snapshot = TakeSnapshot();
     if (writer_) {
+      // After a failed write the writer refuses everything (trace_io.h),
+      // and closes the file at Finish.
       Status s = writer_->Append(result.final_snapshot);
-      ++snapshots_;
+      if (s.ok()) ++snapshots_;
       schema::RunEnd end;
       end.set_status(result.end_status);
       if (!status.ok()) end.set_message(status.ToString());
       Status f = writer_->Finish(end);
-      if (!s.ok()) return s;
-      if (!f.ok()) return f;
+      if (!s.ok() || !f.ok()) {
+        // Failing only now, at the end, still loses the end record.
+        if (!trace_failed_.load()) {
+          std::lock_guard<std::mutex> lock(mu_);
+          trace_error_ = !s.ok() ? s : f;
+          trace_failed_.store(true);
+        }
+        if (result.error.ok()) {
+          result.end_status = "error";
+          result.error = TraceError();
+        }
+      }
     }
     result.snapshots = snapshots_;
     return result;
+  }
+
+  // Why the trace could not be written, and what it still holds.
+  Status TraceError() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Status::IOError("writing the trace failed: " + trace_error_.message() + "; " + config_.trace_path +
+                           " keeps the " + std::to_string(snapshots_) + " snapshot(s) written before the failure");
   }
 
   Env* env_;
@@ -274,6 +315,10 @@ class Session {
   std::string end_status_;
   std::atomic<bool> interrupted_{false};
   std::atomic<bool> deadline_hit_{false};
+  // Set once by the thread whose trace write failed (the monitor, or the
+  // consumer in Finish); trace_error_ under mu_.
+  std::atomic<bool> trace_failed_{false};
+  Status trace_error_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;

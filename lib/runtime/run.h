@@ -68,6 +68,7 @@ struct RunResult {
   // The consumer's mean and longest wait inside GetNext.
   double mean_wait_seconds = 0;
   double max_wait_seconds = 0;
+  // Snapshots written to the trace (all of them are in the file).
   int64_t snapshots = 0;
   // The last snapshot taken (also when no trace file was written).
   schema::Snapshot final_snapshot;
@@ -76,7 +77,9 @@ struct RunResult {
 // Runs `pipeline` (valid). Returns an error only when the run could not
 // start writing its trace; failures of the pipeline itself come back as a
 // RunResult with end_status "error", after the trace got its final
-// snapshot and end record.
+// snapshot and end record. A trace write that fails later (a full disk)
+// stops the run at once: it ends with end_status "error" and an IOError
+// naming the trace file, which keeps every snapshot written before.
 StatusOr<RunResult> RunPipeline(Env* env, const schema::Pipeline& pipeline, const RunConfig& config);
 
 // The machine description for the trace header.

@@ -204,6 +204,7 @@ class TextLineSource final : public RecordSource {
       std::string_view got;
       PLUMBER_RETURN_IF_ERROR(file_->Read(kChunk, &got, buf_.data() + old));
       buf_.resize(old + got.size());
+      // StorageFile reads are short only at the end (storage.h).
       if (got.size() < kChunk) file_eof_ = true;
     }
   }

@@ -44,12 +44,15 @@ Status StorageFile::Fetch() {
   storage_->Latency();
   buf_.resize(want);
   std::string_view part;
-  PLUMBER_RETURN_IF_ERROR(file_->Read(want, &part, buf_.data()));
-  if (part.data() != buf_.data()) std::memmove(buf_.data(), part.data(), part.size());
+  // A short read is not the end of the file (env.h): only ReadFully's
+  // short result is. Taking it for the end would drop the rest of the file.
+  Status s = ReadFully(file_.get(), want, &part, buf_.data());
+  // Only bytes that arrived stay buffered, also after an error.
   buf_.resize(part.size());
   buf_pos_ = 0;
-  if (part.size() < want) eof_ = true;
   if (node_) NodeCounters::Add(node_->storage_bytes_read, static_cast<int64_t>(part.size()));
+  PLUMBER_RETURN_IF_ERROR(s);
+  if (part.size() < want) eof_ = true;
   storage_->Bandwidth(part.size());
   return Status::OK();
 }
@@ -94,8 +97,8 @@ StatusOr<std::string> StorageFile::ReadAll() {
   while (true) {
     std::string_view got;
     PLUMBER_RETURN_IF_ERROR(Read(scratch.size(), &got, scratch.data()));
+    if (got.empty()) break;
     out.append(got);
-    if (got.size() < scratch.size()) break;
   }
   return out;
 }

@@ -60,6 +60,8 @@ class Storage {
 // buffered reader would issue them. Not thread-safe, like SequentialFile.
 class StorageFile final : public SequentialFile {
  public:
+  // Stronger than SequentialFile::Read: gathers the Env's short reads, so
+  // a result shorter than n does mean the end of the file.
   Status Read(size_t n, std::string_view* result, char* scratch) override;
   Status Skip(uint64_t n) override;
   const std::string& path() const override { return file_->path(); }

@@ -63,10 +63,13 @@ bool RecordReader::Fail(Status s) {
 
 Status RecordReader::ReadExactly(size_t n, std::string_view* out) {
   if (scratch_.size() < n) scratch_.resize(n);
-  PLUMBER_RETURN_IF_ERROR(file_->Read(n, out, scratch_.data()));
+  // Gathers short reads (env.h): only the end of the file stops it.
+  PLUMBER_RETURN_IF_ERROR(ReadFully(file_, n, out, scratch_.data()));
   if (out->size() != n) {
-    return Status::Corruption(file_->path() + ": the file shrank while being read (offset " +
-                              std::to_string(offset_) + ")");
+    // file_size_ said the record was all there when the reader began.
+    return Status::Corruption(file_->path() + ": record " + std::to_string(index_) + " at offset " +
+                              std::to_string(record_offset_) + ": the file ends inside it (it shrank from " +
+                              std::to_string(file_size_) + " bytes while being read)");
   }
   return Status::OK();
 }

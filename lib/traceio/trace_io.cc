@@ -55,8 +55,13 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::
 
 Status TraceWriter::Write(const schema::TraceRecord& record) {
   if (finished_) return Status::FailedPrecondition(file_->path() + ": write after the trace was finished");
-  PLUMBER_RETURN_IF_ERROR(records_->AddRecord(SerializeDeterministic(record)));
-  return file_->Flush();
+  // After a failed write the file may end inside a record; anything
+  // appended behind that would be lost to readers, or read as garbage.
+  if (!failed_.ok()) return failed_;
+  Status s = records_->AddRecord(SerializeDeterministic(record));
+  if (s.ok()) s = file_->Flush();
+  if (!s.ok()) failed_ = s;
+  return s;
 }
 
 Status TraceWriter::Append(const schema::Snapshot& snapshot) {
@@ -100,7 +105,7 @@ StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::FromFile(std::unique
   const std::string path = file->path();
   char scratch[kTracePreambleBytes];
   std::string_view got;
-  PLUMBER_RETURN_IF_ERROR(file->Read(kTracePreambleBytes, &got, scratch));
+  PLUMBER_RETURN_IF_ERROR(ReadFully(file.get(), kTracePreambleBytes, &got, scratch));
   if (!LooksLikeBinaryTrace(got)) {
     return Status::InvalidArgument(path + ": not a plumber trace (neither JSON nor a file starting with PLMTRACE)");
   }
@@ -205,7 +210,7 @@ StatusOr<schema::TraceHeader> ReadTraceHeader(Env* env, const std::string& path)
     PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewSequentialFile(path));
     char scratch[64];
     std::string_view got;
-    PLUMBER_RETURN_IF_ERROR(file->Read(sizeof(scratch), &got, scratch));
+    PLUMBER_RETURN_IF_ERROR(ReadFully(file.get(), sizeof(scratch), &got, scratch));
     if (got.empty()) return Status::InvalidArgument(path + ": the file is empty");
     first = DetectEncoding(got) == Encoding::kJson ? '{' : got[0];
   }

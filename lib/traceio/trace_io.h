@@ -27,7 +27,9 @@ inline constexpr size_t kTracePreambleBytes = 12;
 
 // Writes a trace as the run goes. Every Append is handed to the operating
 // system before it returns, so a killed process loses at most the record
-// being written.
+// being written. The first failed write (a full disk) is final: every later
+// Append and Finish returns it and writes nothing, so the file stays a
+// readable prefix of the trace, ending at worst in one torn record.
 class TraceWriter {
  public:
   // Creates (truncates) `path`, writes the preamble and the header.
@@ -48,6 +50,7 @@ class TraceWriter {
   std::unique_ptr<WritableFile> file_;
   std::unique_ptr<RecordWriter> records_;
   bool finished_ = false;
+  Status failed_;
 };
 
 // What reading found besides the records.

@@ -52,9 +52,11 @@ inline schema::Pipeline Chain(const std::vector<std::string>& nodes, const std::
 // Builds a program and opens its output.
 class Harness {
  public:
-  explicit Harness(const schema::Pipeline& p, StorageOptions so = {}, bool tracing = true, std::string base_dir = "")
-      : storage_(Env::Default(), so), ctx_{&storage_, tracing} {
-    auto prog = Program::Build(p, BuildContext{Env::Default(), std::move(base_dir)});
+  // `env` (the fault-injection tests give their own) must outlive it.
+  explicit Harness(const schema::Pipeline& p, StorageOptions so = {}, bool tracing = true, std::string base_dir = "",
+                   Env* env = Env::Default())
+      : storage_(env, so), ctx_{&storage_, tracing} {
+    auto prog = Program::Build(p, BuildContext{env, std::move(base_dir)});
     if (!prog.ok()) {
       build_status_ = prog.status();
       return;
