@@ -207,6 +207,35 @@ TEST_CASE("SIGKILL at random moments leaves a trace that reads back", "[run][bin
   // shows up as a gap of several periods.
   constexpr double kMaxGap = kEvery + 0.25;
   std::mt19937 rng(20240817);
+  // Each trace is analyzed by the real binary while the next round runs
+  // (an ASan build takes half a second a process), and checked after it.
+  struct Analysis {
+    pid_t pid = -1;
+    int round = 0;
+    int snapshots = 0;
+    std::string trace, out;
+  };
+  Analysis pending;
+  auto check_analysis = [&](const Analysis& a) {
+    if (a.pid < 0) return;
+    int sig = 0;
+    const int code = Wait(a.pid, &sig);
+    const std::string json = Slurp(a.out);
+    const std::string err = Slurp(a.out + ".err");
+    INFO("round " << a.round << " (" << a.snapshots << " snapshots): analyze exit " << code << ", signal " << sig
+                  << ": " << err);
+    // A report once there are two snapshots to take rates between; before
+    // that a report (from the start of the run, with a warning) or a clear
+    // refusal naming the trace - never a crash.
+    CHECK(sig == 0);
+    if (a.snapshots >= 2 || code == 0) {
+      CHECK(code == 0);
+      CHECK_THAT(json, Catch::Contains("\"predicted_throughput\""));
+    } else {
+      CHECK(code == 2);
+      CHECK_THAT(err, Catch::Contains("plumber: error: ") && Catch::Contains(a.trace));
+    }
+  };
   for (int round = 0; round < kRounds; ++round) {
     const std::string trace = dir.File("t" + std::to_string(round) + ".pb");
     const int delay_ms = static_cast<int>(rng() % 1501);
@@ -250,24 +279,11 @@ TEST_CASE("SIGKILL at random moments leaves a trace that reads back", "[run][bin
     const double last = n > 0 ? static_cast<double>(t->snapshots(n - 1).wall_ns()) / 1e9 : 0;
     CHECK(last > alive - kMaxGap);
 
-    // The real binary analyzes what the kill left: a report once there are
-    // two snapshots to take rates between; before that a report (from the
-    // start of the run, with a warning) or a clear refusal, never a crash.
-    pid_t a = Spawn({"analyze", trace, "--format", "json"}, dir.File("analyze"));
-    int asig = 0;
-    const int code = Wait(a, &asig);
-    CHECK(asig == 0);
-    const std::string report_json = Slurp(dir.File("analyze"));
-    const std::string err = Slurp(dir.File("analyze.err"));
-    INFO("analyze exit " << code << ": " << err);
-    if (n >= 2 || code == 0) {
-      CHECK(code == 0);
-      CHECK_THAT(report_json, Catch::Contains("\"predicted_throughput\""));
-    } else {
-      CHECK(code == 2);
-      CHECK_THAT(err, Catch::Contains("plumber: error: ") && Catch::Contains(trace));
-    }
+    check_analysis(pending);
+    const std::string out = dir.File("analyze" + std::to_string(round));
+    pending = Analysis{Spawn({"analyze", trace, "--format", "json"}, out), round, n, trace, out};
   }
+  check_analysis(pending);
 }
 
 TEST_CASE("SIGINT ends plumber run cleanly with a final snapshot", "[run][binary]") {
