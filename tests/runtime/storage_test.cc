@@ -61,9 +61,11 @@ TEST_CASE("reads are throttled to the bandwidth limit", "[storage]") {
   const double secs = Seconds(t0);
   CHECK(out.size() == 40);
   CHECK(h.Stats("t").storage_bytes_read() == 4'000'000);
-  // Never faster than the limit; slower only by the machine's load.
+  // Never faster than the limit; slower only by the machine's load (and by
+  // a sanitizer build's slower checksums, with another test running: 0.76 s
+  // was seen under clang's ASan with coverage).
   CHECK(secs >= 0.2 * 0.95);
-  CHECK(secs < 0.2 * 3);
+  CHECK(secs < 0.2 * 6);
 }
 
 TEST_CASE("each read request pays the injected latency", "[storage]") {
