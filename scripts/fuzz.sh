@@ -42,9 +42,8 @@ fuzz_one() {
 echo "== fuzzing $(echo $targets | wc -w) targets for ${seconds}s each, $jobs at a time"
 status=0
 running=0
-pids=()
 for target in $targets; do
-  fuzz_one "$target" & pids+=($!)
+  fuzz_one "$target" &
   running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then
     wait -n || status=1
