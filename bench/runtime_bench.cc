@@ -29,17 +29,22 @@
 namespace plumber::runtime {
 namespace {
 
-schema::Pipeline Parse(const std::string& json) {
+ProgramGraph Parse(const std::string& json) {
   auto p = ParsePipeline(json, "bench");
-  if (!p.ok() || !ValidatePipeline(*p).empty()) {
-    std::fprintf(stderr, "bad bench pipeline\n");
+  if (!p.ok()) {
+    std::fprintf(stderr, "bad bench pipeline: %s\n", p.status().ToString().c_str());
     std::exit(1);
   }
-  return *p;
+  auto g = ProgramGraph::Build(std::move(*p), "bench");
+  if (!g.ok()) {
+    std::fprintf(stderr, "bad bench pipeline: %s\n", g.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(*g);
 }
 
 // Elements per second out of the root (batches x batch size).
-double Throughput(const schema::Pipeline& p, double seconds, bool tracing, int64_t batch, const std::string& base = "",
+double Throughput(const ProgramGraph& p, double seconds, bool tracing, int64_t batch, const std::string& base = "",
                   RunResult* out = nullptr) {
   RunConfig c;
   c.seconds = seconds;
@@ -55,7 +60,7 @@ double Throughput(const schema::Pipeline& p, double seconds, bool tracing, int64
   return static_cast<double>(r->measured_batches * batch) / r->measured_seconds;
 }
 
-void Overhead(const char* what, const schema::Pipeline& p, double seconds, int64_t batch, const std::string& base,
+void Overhead(const char* what, const ProgramGraph& p, double seconds, int64_t batch, const std::string& base,
               double target) {
   double on = 0, off = 0;
   for (int i = 0; i < 3; ++i) {
@@ -109,7 +114,7 @@ int main(int argc, char** argv) {
   g.files = 4;
   g.records_per_file = 32;
   if (!GenerateImages(plumber::Env::Default(), dir + "/data", g).ok()) return 1;
-  auto image = plumber::LoadPipeline(plumber::Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/image.json");
+  auto image = plumber::LoadProgram(plumber::Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/image.json");
   if (!image.ok()) return 1;
   Overhead("image", *image, seconds, 32, dir, 0.98);
   std::filesystem::remove_all(dir);

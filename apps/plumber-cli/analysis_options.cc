@@ -1,6 +1,9 @@
 // Flag parsing shared by analyze and rank; see analysis_options.h.
 #include "analysis_options.h"
 
+#include <spdlog/spdlog.h>
+
+#include "analysis/analyze.h"
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
@@ -24,8 +27,10 @@ void WarnAbout(const std::string& trace, const std::vector<std::string>& warning
   for (const auto& w : warnings) Warn(w.rfind(trace, 0) == 0 ? w : trace + ": " + w);
 }
 
-StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags) {
+StatusOr<analysis::Analysis> RunAnalysis(const AnalysisFlags& flags, bool solve_programs) {
   analysis::AnalysisOptions opt;
+  opt.solve_programs = solve_programs;
+  opt.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
   if (!flags.window.empty()) {
     PLUMBER_ASSIGN_OR_RETURN(opt.window, analysis::ParseWindowSpec(flags.window));
   }

@@ -1,4 +1,5 @@
-// Options shared by the subcommands that analyse a trace (analyze, rank):
+// Options shared by the subcommands that analyse a trace (analyze, rank,
+// rewrite, provision):
 // the trace, the window and the machine overrides, parsed with the units of
 // lib/base so "64G" and "100MB/s" mean the same everywhere.
 #pragma once
@@ -8,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis/model.h"
+#include "analysis/analysis.h"
 
 namespace plumber::cli {
 
@@ -26,7 +27,8 @@ void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags);
 // Prints each warning of a report, naming the trace unless it already does.
 void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings);
 
-// Parses the flags and analyses the trace.
-StatusOr<analysis::Report> RunAnalysis(const AnalysisFlags& flags);
+// Parses the flags and analyses the trace; `solve_programs` as in
+// analysis::AnalysisOptions.
+StatusOr<analysis::Analysis> RunAnalysis(const AnalysisFlags& flags, bool solve_programs = false);
 
 }  // namespace plumber::cli

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/analyze.h"
 #include "analysis_options.h"
 #include "base/env.h"
 #include "base/units.h"
@@ -59,7 +60,7 @@ StatusOr<report::CheckConditions> ConditionsFromFlags(const CheckFlags& f) {
 
 class Analyses {
  public:
-  StatusOr<const analysis::Report*> Get(const std::string& path) {
+  StatusOr<const analysis::Analysis*> Get(const std::string& path) {
     auto it = cache_.find(path);
     if (it == cache_.end()) {
       PLUMBER_ASSIGN_OR_RETURN(auto report, analysis::AnalyzeTraceFile(Env::Default(), path, {}));
@@ -70,7 +71,7 @@ class Analyses {
   }
 
  private:
-  std::map<std::string, analysis::Report> cache_;
+  std::map<std::string, analysis::Analysis> cache_;
 };
 
 int RunCheck(const CheckFlags& f) {
@@ -111,7 +112,7 @@ int RunCheck(const CheckFlags& f) {
   for (const auto& [trace, c] : jobs) {
     auto report = analyses.Get(trace);
     if (!report.ok()) return ReportError(report.status());
-    const analysis::Report* baseline = nullptr;
+    const analysis::Analysis* baseline = nullptr;
     if (c.baseline) {
       auto b = analyses.Get(*c.baseline);
       if (!b.ok()) return ReportError(b.status().WithContext("--baseline"));

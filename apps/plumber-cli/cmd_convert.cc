@@ -8,6 +8,7 @@
 
 #include "base/env.h"
 #include "command.h"
+#include "pipeline/validate.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
 

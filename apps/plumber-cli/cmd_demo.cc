@@ -15,6 +15,7 @@
 #include "loop_ui.h"
 #include "optimize/demo.h"
 #include "optimize/optimize_loop.h"
+#include "report/optimize_format.h"
 #include "version.h"
 
 namespace plumber::cli {
@@ -51,11 +52,11 @@ int RunDemo(const DemoFlags& f) {
   setup->options.argv = {"plumber", "demo"};
   setup->options.stop = InstallLoopStopHandler();
 
-  auto result = optimize::Optimize(env, setup->pipeline, setup->options, LoopProgress());
+  auto result = optimize::Optimize(env, *setup->program, setup->options, LoopProgress());
   ClearLoopProgress();
   if (!result.ok()) return ReportError(result.status());
   const optimize::OptimizeResult& r = *result;
-  std::cout << optimize::StepTable(r) << "\n";
+  std::cout << report::StepTable(r) << "\n";
   if (r.steps.empty() || !r.best().complete) {
     Warn("interrupted before any run completed");
     return kExitFailure;

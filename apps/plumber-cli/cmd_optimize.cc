@@ -15,6 +15,7 @@
 #include "command.h"
 #include "loop_ui.h"
 #include "optimize/optimize_loop.h"
+#include "report/optimize_format.h"
 #include "traceio/pipeline_io.h"
 #include "version.h"
 
@@ -98,7 +99,7 @@ int RunOptimize(const OptimizeFlags& f) {
   const std::string output = f.output.empty() ? DefaultOutput(f.pipeline) : f.output;
   auto encoding = EncodingForPath(output);
   if (!encoding.ok()) return ReportError(encoding.status());
-  auto pipeline = LoadPipeline(env, f.pipeline);
+  auto pipeline = LoadProgram(env, f.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
   if (!SameDirectory(output, f.pipeline)) {
     Warn(output + " is not in the directory of " + f.pipeline +
@@ -127,10 +128,10 @@ int RunOptimize(const OptimizeFlags& f) {
     if (Status s = WritePipeline(env, output, r.best_pipeline(), *encoding); !s.ok()) return ReportError(s);
   }
   if (f.format == "json") {
-    std::cout << optimize::StepJson(r, have_best ? output : "");
+    std::cout << report::StepJson(r, have_best ? output : "");
   } else {
     std::cout << fmt::format("optimize: {} ({} s per run)\n", f.pipeline, options->seconds_per_run);
-    std::cout << optimize::StepTable(r);
+    std::cout << report::StepTable(r);
     if (have_best) {
       std::cout << fmt::format("wrote {} (step {})\n", output, r.best_step);
     } else {

@@ -3,19 +3,14 @@
 // lib/lp (the paper's stated future work). Prices per hour are settable with
 // --cost cpu=..,mem=..,bw=.. (per vCPU, per GB, per 100 MB/s). Exit 1 with
 // the reason when no resources reach the target.
-#include <cstdio>
 #include <iostream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "analysis/plan.h"
 #include "analysis_options.h"
-#include "base/units.h"
 #include "command.h"
-#include "lp/provisioning.h"
 #include "report/check.h"
-#include "rewrite/planner.h"
-#include "traceio/trace_io.h"
+#include "report/provision_format.h"
 
 namespace plumber::cli {
 namespace {
@@ -53,49 +48,21 @@ int RunProvision(ProvisionFlags f) {
   if (!target.ok()) return ReportError(target.status().WithContext("--target-rate"));
   if (!(*target > 0)) return ReportError(Status::InvalidArgument("--target-rate must be positive, got '" + f.target_text + "'"));
   f.target = *target;
-  lp::ProvisionProblem problem;
-  if (Status s = ParseCost(f.cost, &problem.prices); !s.ok()) return ReportError(s);
-  auto header = ReadTraceHeader(Env::Default(), f.analysis.trace);
-  if (!header.ok()) return ReportError(header.status());
-  auto report = RunAnalysis(f.analysis);
-  if (!report.ok()) return ReportError(report.status());
-  WarnAbout(f.analysis.trace, report->warnings);
-  auto built = rewrite::MakeProvisionProblem(*header, *report, f.target);
-  if (!built.ok()) return ReportError(built.status().WithContext(f.analysis.trace));
-  built->prices = problem.prices;
-  problem = std::move(*built);
-  auto result = lp::SolveProvisioning(problem);
+  lp::ResourcePrices prices;
+  if (Status s = ParseCost(f.cost, &prices); !s.ok()) return ReportError(s);
+  auto analysis = RunAnalysis(f.analysis);
+  if (!analysis.ok()) return ReportError(analysis.status());
+  WarnAbout(f.analysis.trace, analysis->warnings);
+  auto result = analysis::PlanProvisioning(*analysis, f.target, prices);
   if (!result.ok()) {
     if (result.status().code() == Status::Code::kFailedPrecondition) {
       std::cerr << "plumber: " << f.analysis.trace << ": " << result.status().message() << "\n";
       return kExitFailure;
     }
-    return ReportError(result.status());
+    return ReportError(result.status().WithContext(f.analysis.trace));
   }
-  std::string cache = result->cached.empty() ? "" : problem.nodes[result->cached.front()].name;
-  if (f.format == "json") {
-    nlohmann::ordered_json j;
-    j["trace"] = f.analysis.trace;
-    j["target_rate"] = f.target;
-    j["cores"] = result->cores;
-    j["memory_bytes"] = result->memory_bytes;
-    j["disk_bandwidth_bytes_per_s"] = result->bandwidth;
-    j["cache"] = cache.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(cache);
-    j["cost_per_hour"] = result->cost_per_hour;
-    j["prices"] = {{"cpu_per_core_hour", problem.prices.per_core_hour},
-                   {"mem_per_gb_hour", problem.prices.per_gb_hour},
-                   {"bw_per_100mbps_hour", problem.prices.per_100mbps_hour}};
-    std::cout << j.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::printf("plumber provision: %s, target %.4g minibatches/s\n", f.analysis.trace.c_str(), f.target);
-  std::printf("  cores:      %d\n", result->cores);
-  std::printf("  memory:     %s%s\n", units::FormatBytes(result->memory_bytes).c_str(),
-              cache.empty() ? " (buffers only; no cache pays off)" : (" (cache after " + cache + ")").c_str());
-  std::printf("  bandwidth:  %s\n", units::FormatRate(result->bandwidth).c_str());
-  std::printf("  cost:       $%.4f per hour (cpu $%.4g/core-h, mem $%.4g/GB-h, bw $%.4g/100MB/s-h)\n",
-              result->cost_per_hour, problem.prices.per_core_hour, problem.prices.per_gb_hour,
-              problem.prices.per_100mbps_hour);
+  std::cout << (f.format == "json" ? report::FormatProvisionJson(f.analysis.trace, *result)
+                                   : report::FormatProvisionText(f.analysis.trace, *result));
   return kExitOk;
 }
 

@@ -3,9 +3,9 @@
 // limits it. The first row is the bottleneck.
 #include <iostream>
 
-#include "analysis/report.h"
 #include "analysis_options.h"
 #include "command.h"
+#include "report/analysis_format.h"
 
 namespace plumber::cli {
 namespace {
@@ -20,8 +20,8 @@ int RunRank(const RankOptions& opt) {
   auto report = RunAnalysis(opt.flags);
   if (!report.ok()) return ReportError(report.status());
   WarnAbout(opt.flags.trace, report->warnings);
-  std::cout << (opt.format == "json" ? analysis::FormatRankJson(*report, opt.top)
-                                     : analysis::FormatRankText(*report, opt.top));
+  std::cout << (opt.format == "json" ? report::FormatRankJson(*report, opt.top)
+                                     : report::FormatRankText(*report, opt.top));
   return kExitOk;
 }
 

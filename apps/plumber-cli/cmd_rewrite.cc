@@ -14,9 +14,9 @@
 #include "analysis_options.h"
 #include "base/env.h"
 #include "command.h"
-#include "rewrite/rewrite_report.h"
+#include "report/rewrite_format.h"
+#include "rewrite/rewriter.h"
 #include "traceio/pipeline_io.h"
-#include "traceio/trace_io.h"
 
 namespace plumber::cli {
 namespace {
@@ -43,8 +43,6 @@ int RunRewrite(const RewriteFlags& f) {
   StatusOr<Encoding> encoding = Encoding::kJson;
   if (!f.output.empty()) encoding = EncodingForPath(f.output);
   if (!encoding.ok()) return ReportError(encoding.status());
-  auto header = ReadTraceHeader(env, f.analysis.trace);
-  if (!header.ok()) return ReportError(header.status());
   auto report = RunAnalysis(f.analysis);
   if (!report.ok()) return ReportError(report.status());
   WarnAbout(f.analysis.trace, report->warnings);
@@ -59,10 +57,10 @@ int RunRewrite(const RewriteFlags& f) {
   dir = std::filesystem::absolute(dir).lexically_normal().string();
   options.plan.file_cache_dir = dir;
   options.plan.file_cache_free_bytes = FreeBytes(dir);
-  auto result = rewrite::Rewrite(*header, *report, options);
+  auto result = rewrite::Rewrite(*report, options);
   if (!result.ok()) return ReportError(result.status().WithContext(f.analysis.trace));
-  const std::string text = f.format == "json" ? rewrite::RewriteJson(*result, f.analysis.trace, f.output)
-                                              : rewrite::RewriteText(*result, f.analysis.trace, f.output);
+  const std::string text = f.format == "json" ? report::RewriteJson(*result, f.analysis.trace, f.output)
+                                              : report::RewriteText(*result, f.analysis.trace, f.output);
   if (!f.output.empty()) {
     if (Status s = WritePipeline(env, f.output, result->pipeline, *encoding); !s.ok()) return ReportError(s);
     std::cout << text;

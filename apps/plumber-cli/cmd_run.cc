@@ -93,7 +93,7 @@ int RunRun(const RunOptions& opt) {
   config.base_dir = std::filesystem::path(opt.pipeline).parent_path().string();
   config.stop = &g_stop;
 
-  auto pipeline = LoadPipeline(env, opt.pipeline);
+  auto pipeline = LoadProgram(env, opt.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
 
   if (opt.calibrate) {

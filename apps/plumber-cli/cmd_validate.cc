@@ -10,7 +10,8 @@
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
-#include "traceio/op_registry.h"
+#include "pipeline/op_table.h"
+#include "pipeline/validate.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_check.h"
 #include "traceio/trace_io.h"
@@ -23,7 +24,7 @@ const char* EncodingName(Encoding e) { return e == Encoding::kJson ? "JSON" : "b
 std::string Inputs(const schema::Node& n) {
   std::string out;
   for (const auto& in : n.inputs()) out += (out.empty() ? "" : ",") + in;
-  if (n.op() == "interleave") out += (out.empty() ? "" : ",") + std::string("fn=") + n.interleave().function();
+  if (const std::string* fn = NodeFunction(n)) out += (out.empty() ? "" : ",") + std::string("fn=") + *fn;
   return out.empty() ? "-" : out;
 }
 
@@ -96,7 +97,7 @@ nlohmann::ordered_json NodesJson(const schema::Pipeline& p) {
   for (const auto& n : p.nodes()) {
     nodes.push_back({{"name", n.name()}, {"op", n.op()}, {"parallelism", NodeParallelism(n)},
                      {"inputs", std::vector<std::string>(n.inputs().begin(), n.inputs().end())}});
-    if (n.op() == "interleave") nodes.back()["function"] = n.interleave().function();
+    if (const std::string* fn = NodeFunction(n)) nodes.back()["function"] = *fn;
   }
   return nodes;
 }

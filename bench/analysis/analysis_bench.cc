@@ -13,8 +13,8 @@
 
 #include <unistd.h>
 
-#include "analysis/model.h"
-#include "analysis/report.h"
+#include "analysis/analyze.h"
+#include "report/analysis_format.h"
 #include "base/env.h"
 #include "traceio/record_io.h"
 #include "traceio/trace_io.h"
@@ -134,7 +134,7 @@ int Main(int argc, char** argv) {
     auto b = Clock::now();
     if (!n.ok()) return std::fprintf(stderr, "%s\n", n.status().ToString().c_str()), 1;
     auto r = analysis::AnalyzeTraceFile(Env::Default(), big, {});
-    const std::string json = r.ok() ? analysis::FormatReportJson(*r) : "";
+    const std::string json = r.ok() ? report::FormatAnalysisJson(*r) : "";
     auto c = Clock::now();
     if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 1;
     parse = std::min(parse, Seconds(a, b));
@@ -147,7 +147,7 @@ int Main(int argc, char** argv) {
   for (int rep = 0; rep < 3; ++rep) {
     auto a = Clock::now();
     auto r = analysis::AnalyzeTraceFile(Env::Default(), wide_path, {});
-    const std::string text = r.ok() ? analysis::FormatReportText(*r) : "";
+    const std::string text = r.ok() ? report::FormatAnalysisText(*r) : "";
     auto b = Clock::now();
     if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 1;
     wide_s = std::min(wide_s, Seconds(a, b));

@@ -32,13 +32,15 @@
 
 #include <fmt/format.h>
 
-#include "analysis/model.h"
+#include "analysis/analyze.h"
 #include "base/env.h"
 #include "optimize/optimize_loop.h"
+#include "pipeline/op_table.h"
+#include "pipeline/validate.h"
+#include "report/optimize_format.h"
 #include "rewrite/rewriter.h"
 #include "runtime/datagen.h"
 #include "runtime/run.h"
-#include "traceio/op_registry.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
 
@@ -103,8 +105,14 @@ Measurement Measure(const schema::Pipeline& p, const Workload& w, const std::str
   c.storage = w.storage;
   c.base_dir = g_base;
   c.trace_path = trace;
-  auto r = runtime::RunPipeline(Env::Default(), p, c);
   Measurement m;
+  auto graph = ProgramGraph::Build(p, "the benchmark's pipeline");
+  if (!graph.ok()) {
+    std::fprintf(stderr, "  invalid pipeline: %s\n", graph.status().ToString().c_str());
+    m.end_status = "error";
+    return m;
+  }
+  auto r = runtime::RunPipeline(Env::Default(), *graph, c);
   if (!r.ok()) {
     std::fprintf(stderr, "  run failed: %s\n", r.status().ToString().c_str());
     m.end_status = "error";
@@ -116,48 +124,25 @@ Measurement Measure(const schema::Pipeline& p, const Workload& w, const std::str
   return m;
 }
 
+// Sets a parallel stage's threads; an interleave opens at least as many
+// datasets as it has threads.
 void SetParallelism(schema::Node* node, int p) {
-  if (node->op() == "map") node->mutable_map()->set_parallelism(p);
-  else if (node->op() == "batch") node->mutable_batch()->set_parallelism(p);
-  else if (node->op() == "interleave") {
-    node->mutable_interleave()->set_parallelism(p);
-    if (node->interleave().cycle_length() < p) node->mutable_interleave()->set_cycle_length(p);
-  }
+  const OpDef& op = *FindOp(node->op());
+  op.set_parallelism(node, p);
+  if (op.has_function() && op.cycle_length(*node) < p) op.set_cycle_length(node, p);
 }
 
 bool Parallel(const schema::Node& node) {
   const OpDef* def = FindOp(node.op());
-  return def != nullptr && def->parallelizable;
-}
-
-// Inserts `added` (whose only input is `target`) between `target` and its
-// consumers.
-void InsertAbove(schema::Pipeline* p, const std::string& target, schema::Node added) {
-  for (auto& node : *p->mutable_nodes()) {
-    for (auto& in : *node.mutable_inputs()) {
-      if (in == target) in = added.name();
-    }
-  }
-  if (p->output() == target) p->set_output(added.name());
-  *p->add_nodes() = std::move(added);
+  return def != nullptr && def->parallelizable();
 }
 
 void AddPrefetch(schema::Pipeline* p, const std::string& target, int buffer) {
-  schema::Node n;
-  n.set_name(target + "_prefetch");
-  n.set_op("prefetch");
-  n.add_inputs(target);
-  n.mutable_prefetch()->set_buffer_size(buffer);
-  InsertAbove(p, target, std::move(n));
+  InsertAbove(p, target, MakePrefetchNode(target + "_prefetch", target, buffer));
 }
 
 void AddCache(schema::Pipeline* p, const std::string& target) {
-  schema::Node n;
-  n.set_name(target + "_cache");
-  n.set_op("cache");
-  n.add_inputs(target);
-  n.mutable_cache();
-  InsertAbove(p, target, std::move(n));
+  InsertAbove(p, target, MakeCacheNode(target + "_cache", target, ""));
 }
 
 // What users do by hand: every parallel stage at the number of cores, a
@@ -176,23 +161,24 @@ schema::Pipeline Heuristic(schema::Pipeline p) {
 
 // Cache candidates for the grid: the input of a repeat, when the analysis
 // found it cacheable (finite, deterministic) - where a cache can pay.
-std::vector<std::string> CacheCandidates(const schema::Pipeline& p, const analysis::Report& report) {
+std::vector<std::string> CacheCandidates(const schema::Pipeline& p, const analysis::Analysis& report) {
   std::vector<std::string> out;
   for (const auto& n : p.nodes()) {
-    if (n.op() != "repeat" || n.inputs_size() != 1) continue;
+    const OpDef* op = FindOp(n.op());
+    if (op == nullptr || op->rereads_input == nullptr || !op->rereads_input(n) || n.inputs_size() != 1) continue;
     const auto* m = report.Find(n.inputs(0));
     if (m != nullptr && m->cacheable) out.push_back(n.inputs(0));
   }
   return out;
 }
 
-std::vector<Config> Grid(const schema::Pipeline& naive, const Workload& w, const analysis::Report& report) {
+std::vector<Config> Grid(const schema::Pipeline& naive, const Workload& w, const analysis::Analysis& report) {
   std::vector<std::pair<std::string, std::vector<int>>> knobs;
   for (const auto& n : naive.nodes()) {
     if (!Parallel(n)) continue;
     std::vector<int> values = {1};
     if (g_cores > 1) values.push_back(g_cores);
-    if (n.op() == "interleave") {
+    if (FindOp(n.op())->has_function()) {
       for (int v : w.interleave_grid) {
         if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
       }
@@ -236,7 +222,7 @@ std::vector<Config> Grid(const schema::Pipeline& naive, const Workload& w, const
   return out;
 }
 
-StatusOr<analysis::Report> Analyze(const std::string& trace, const Workload& w) {
+StatusOr<analysis::Analysis> Analyze(const std::string& trace, const Workload& w) {
   analysis::AnalysisOptions o;
   o.cores = g_cores;
   o.memory_bytes = w.memory;
@@ -245,7 +231,7 @@ StatusOr<analysis::Report> Analyze(const std::string& trace, const Workload& w) 
 
 // The knob (a parallel node) that governs `name`: itself, or the interleave
 // whose function it belongs to.
-std::string KnobOf(const schema::Pipeline& p, const analysis::Report& report, const std::string& name) {
+std::string KnobOf(const schema::Pipeline& p, const analysis::Analysis& report, const std::string& name) {
   const auto* m = report.Find(name);
   std::string knob = m != nullptr && !m->interleave.empty() ? m->interleave : name;
   for (const auto& n : p.nodes()) {
@@ -316,25 +302,26 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   WorkloadResult r;
   r.w = w;
   std::fprintf(stderr, "== %s (%s)\n", w.name.c_str(), w.what.c_str());
-  auto naive = LoadPipeline(Env::Default(), source_dir + "/examples/" + w.file);
-  if (!naive.ok()) {
-    std::fprintf(stderr, "  %s\n", naive.status().ToString().c_str());
+  auto naive_program = LoadProgram(Env::Default(), source_dir + "/examples/" + w.file);
+  if (!naive_program.ok()) {
+    std::fprintf(stderr, "  %s\n", naive_program.status().ToString().c_str());
     return r;
   }
+  const ProgramGraph& naive_graph = *naive_program;
+  const schema::Pipeline& naive = naive_graph.program();
   const std::string trace = tmp + "/" + w.name + "-naive.pb";
-  r.naive = Measure(*naive, w, trace).throughput;
+  r.naive = Measure(naive, w, trace).throughput;
   std::fprintf(stderr, "  naive %.1f\n", r.naive);
-  r.heuristic = Measure(Heuristic(*naive), w).throughput;
+  r.heuristic = Measure(Heuristic(naive), w).throughput;
   std::fprintf(stderr, "  heuristic %.1f\n", r.heuristic);
 
   auto report = Analyze(trace, w);
-  auto header = ReadTraceHeader(Env::Default(), trace);
-  if (!report.ok() || !header.ok()) {
+  if (!report.ok()) {
     std::fprintf(stderr, "  analysis failed\n");
     return r;
   }
   r.bottleneck = report->bottleneck;
-  auto rw = rewrite::Rewrite(*header, *report);
+  auto rw = rewrite::Rewrite(*report);
   if (rw.ok()) {
     r.oneshot_predicted = rw->predicted_after;
     for (const auto& c : rw->changes) {
@@ -354,17 +341,17 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   o.base_dir = g_base;
   o.trace_dir = tmp + "/" + w.name + "-optimize";
   if (optimize::MakeDirectories(o.trace_dir).ok()) {
-    auto opt = optimize::Optimize(Env::Default(), *naive, o);
+    auto opt = optimize::Optimize(Env::Default(), naive_graph, o);
     if (opt.ok() && !opt->steps.empty()) {
       r.optimized = opt->best().measured;
       r.optimized_predicted = opt->best().predicted;
       r.optimize_steps = static_cast<int>(opt->steps.size());
       r.optimize_best_step = opt->best_step;
-      std::fprintf(stderr, "%s", optimize::StepTable(*opt).c_str());
+      std::fprintf(stderr, "%s", report::StepTable(*opt).c_str());
     }
   }
 
-  const auto grid = Grid(*naive, w, *report);
+  const auto grid = Grid(naive, w, *report);
   r.grid_size = static_cast<int>(grid.size());
   for (const auto& c : grid) {
     const double x = Measure(c.pipeline, w).throughput;
@@ -382,8 +369,8 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
     // The loop's best step is the number of rewrites it took (0: the
     // pipeline as given was already there).
     r.steps_lp = r.oneshot >= 0.95 * optimum ? 1 : (r.optimized >= 0.95 * optimum ? r.optimize_best_step : -1);
-    r.steps_ranked = StepWise(*naive, w, optimum, true, &r.ranked_curve, tmp);
-    r.steps_random = StepWise(*naive, w, optimum, false, &r.random_curve, tmp);
+    r.steps_ranked = StepWise(naive, w, optimum, true, &r.ranked_curve, tmp);
+    r.steps_random = StepWise(naive, w, optimum, false, &r.random_curve, tmp);
   }
   return r;
 }

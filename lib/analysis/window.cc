@@ -33,6 +33,21 @@ std::string Seconds(int64_t ns) { return units::FormatSeconds(static_cast<double
 
 }  // namespace
 
+std::vector<NodeWindow> ResolveNodeWindows(const SelectedWindow& window, const ProgramGraph& graph) {
+  std::vector<NodeWindow> out(graph.size());
+  for (const auto& s : window.end.nodes()) {
+    const int i = graph.Find(s.name());
+    if (i >= 0) out[i].end = &s;
+  }
+  if (window.start) {
+    for (const auto& s : window.start->nodes()) {
+      const int i = graph.Find(s.name());
+      if (i >= 0) out[i].start = &s;
+    }
+  }
+  return out;
+}
+
 StatusOr<WindowSpec> ParseWindowSpec(std::string_view text) {
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "pipeline/program_graph.h"
 #include "trace.pb.h"
 
 namespace plumber::analysis {
@@ -38,6 +39,22 @@ struct SelectedWindow {
   // mean nothing.
   std::vector<std::string> unreliable_nodes;
 };
+
+// A node's cumulative counters at the window's two ends; null where the
+// node had not been opened yet (every counter zero).
+struct NodeWindow {
+  const schema::NodeStats* start = nullptr;
+  const schema::NodeStats* end = nullptr;
+
+  // end - start of one cumulative counter.
+  int64_t Delta(int64_t (schema::NodeStats::*counter)() const) const {
+    return (end ? (end->*counter)() : 0) - (start ? (start->*counter)() : 0);
+  }
+};
+
+// One entry per node of `graph`, in program order (stats of nodes the
+// program lacks are left out; the selector warned about them).
+std::vector<NodeWindow> ResolveNodeWindows(const SelectedWindow& window, const ProgramGraph& graph);
 
 class WindowSelector {
  public:

@@ -1,6 +1,8 @@
 // Parsing and formatting of sizes, rates and durations.
 #include "units.h"
 
+#include "number_format.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -66,10 +68,7 @@ std::string ThreeDigits(double v, const char* const* names, int count, double st
     v /= step;
     ++i;
   }
-  char buf[64];
-  const char* fmt = std::fabs(v) >= 100 ? "%.0f %s" : std::fabs(v) >= 10 ? "%.1f %s" : "%.2f %s";
-  std::snprintf(buf, sizeof(buf), fmt, v, names[i]);
-  return buf;
+  return FormatRounded(v) + " " + names[i];
 }
 
 }  // namespace
@@ -139,25 +138,19 @@ StatusOr<double> ParseFraction(std::string_view text) {
 
 std::string FormatBytes(double bytes) {
   static const char* const kNames[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-  if (std::fabs(bytes) < 1000) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.0f B", bytes);
-    return buf;
-  }
+  if (std::fabs(bytes) < 1000) return FormatFixed(bytes, 0) + " B";
   return ThreeDigits(bytes, kNames, 6, 1000);
 }
 
 std::string FormatRate(double bytes_per_s) { return FormatBytes(bytes_per_s) + "/s"; }
 
 std::string FormatSeconds(double seconds) {
-  char buf[32];
-  double a = std::fabs(seconds);
+  const double a = std::fabs(seconds);
   if (a == 0) return "0 s";
-  if (a < 1e-6) std::snprintf(buf, sizeof(buf), "%.3g ns", seconds * 1e9);
-  else if (a < 1e-3) std::snprintf(buf, sizeof(buf), "%.3g us", seconds * 1e6);
-  else if (a < 1) std::snprintf(buf, sizeof(buf), "%.3g ms", seconds * 1e3);
-  else std::snprintf(buf, sizeof(buf), "%.3g s", seconds);
-  return buf;
+  if (a < 1e-6) return FormatSignificant(seconds * 1e9, 3) + " ns";
+  if (a < 1e-3) return FormatSignificant(seconds * 1e6, 3) + " us";
+  if (a < 1) return FormatSignificant(seconds * 1e3, 3) + " ms";
+  return FormatSignificant(seconds, 3) + " s";
 }
 
 }  // namespace plumber::units

@@ -81,9 +81,11 @@ StatusOr<DemoSetup> PrepareDemo(Env* env, const std::string& dir, bool small) {
 
   std::string json = Replace(kImagePipeline, "CROP", std::to_string(crop));
   json = Replace(json, "BATCH", std::to_string(batch));
-  PLUMBER_ASSIGN_OR_RETURN(setup.pipeline, ParsePipeline(json, "demo pipeline"));
+  PLUMBER_ASSIGN_OR_RETURN(schema::Pipeline pipeline, ParsePipeline(json, "demo pipeline"));
+  PLUMBER_ASSIGN_OR_RETURN(ProgramGraph graph, ProgramGraph::Build(std::move(pipeline), "the demo pipeline"));
+  setup.program = std::make_shared<const ProgramGraph>(std::move(graph));
   setup.pipeline_path = (std::filesystem::path(dir) / "image.json").string();
-  PLUMBER_RETURN_IF_ERROR(WritePipeline(env, setup.pipeline_path, setup.pipeline, Encoding::kJson));
+  PLUMBER_RETURN_IF_ERROR(WritePipeline(env, setup.pipeline_path, setup.program->program(), Encoding::kJson));
 
   setup.options.base_dir = dir;
   setup.options.trace_dir = (std::filesystem::path(dir) / "traces").string();

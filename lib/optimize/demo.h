@@ -9,13 +9,15 @@
 
 #include "base/env.h"
 #include "base/status.h"
+#include <memory>
+
 #include "optimize/optimize_loop.h"
-#include "pipeline.pb.h"
+#include "pipeline/program_graph.h"
 
 namespace plumber::optimize {
 
 struct DemoSetup {
-  schema::Pipeline pipeline;    // the naive image pipeline
+  std::shared_ptr<const ProgramGraph> program;  // the naive image pipeline
   std::string pipeline_path;    // DIR/image.json
   std::string data_summary;     // "8 TFRecord shards, 512 JPEGs of 256x256, 9.1 MiB"
   OptimizeOptions options;      // base_dir and run lengths set; trace_dir DIR/traces

@@ -1,4 +1,5 @@
-// The optimize loop and its step table; see optimize_loop.h.
+// The optimize loop; see optimize_loop.h. Its step table is formatted in
+// lib/report/optimize_format.h.
 #include "optimize/optimize_loop.h"
 
 #include <stdlib.h>
@@ -12,11 +13,10 @@
 #include <system_error>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "analysis/analyze.h"
 #include "traceio/pipeline_io.h"
-#include "traceio/trace_io.h"
 
 namespace plumber::optimize {
 namespace {
@@ -28,7 +28,7 @@ struct Measured {
   double throughput = 0;
 };
 
-StatusOr<Measured> Measure(Env* env, const schema::Pipeline& pipeline, const std::string& trace,
+StatusOr<Measured> Measure(Env* env, const ProgramGraph& pipeline, const std::string& trace,
                            const OptimizeOptions& o, int step, const std::function<void(const Progress&)>& progress) {
   runtime::RunConfig config;
   config.seconds = o.seconds_per_run;
@@ -76,17 +76,6 @@ void Announce(const std::function<void(const Progress&)>& progress, int step, co
   progress(p);
 }
 
-std::string Num(double v) {
-  if (v >= 100) return fmt::format("{:.0f}", v);
-  if (v >= 10) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
-
-std::string ChangeText(const rewrite::Change& c) {
-  if (c.before.empty()) return c.node + ": " + c.what + " " + c.after;
-  return c.node + " " + c.what + " " + c.before + "->" + c.after;
-}
-
 }  // namespace
 
 double OptimizeResult::speedup() const {
@@ -94,7 +83,7 @@ double OptimizeResult::speedup() const {
   return best().measured / steps.front().measured;
 }
 
-StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, const OptimizeOptions& o,
+StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const OptimizeOptions& o,
                                   const std::function<void(const Progress&)>& progress) {
   if (o.max_steps < 1) return Status::InvalidArgument("max steps must be at least 1");
   if (!(o.seconds_per_run > 0)) return Status::InvalidArgument("seconds per run must be positive");
@@ -109,7 +98,7 @@ StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, co
   // Pipelines already run, in their JSON form: a rewrite that comes back
   // to one of them has nothing new to show.
   std::set<std::string> seen;
-  schema::Pipeline current = pipeline;
+  ProgramGraph current = program;
   std::optional<double> predicted;
   std::vector<rewrite::Change> changes;
   int since_improvement = 0;
@@ -118,13 +107,13 @@ StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, co
   for (int k = 0;; ++k) {
     Step step;
     step.index = k;
-    step.pipeline = current;
+    step.pipeline = current.program();
     step.predicted = predicted;
     step.changes = std::move(changes);
     step.trace_path = (std::filesystem::path(o.trace_dir) / fmt::format("step-{}.pb", k)).string();
     step.pipeline_path = (std::filesystem::path(o.trace_dir) / fmt::format("step-{}.json", k)).string();
-    seen.insert(SerializePipeline(current, Encoding::kJson));
-    PLUMBER_RETURN_IF_ERROR(WritePipeline(env, step.pipeline_path, current, Encoding::kJson));
+    seen.insert(SerializePipeline(current.program(), Encoding::kJson));
+    PLUMBER_RETURN_IF_ERROR(WritePipeline(env, step.pipeline_path, current.program(), Encoding::kJson));
 
     Announce(progress, k, o, "run");
     auto measured = Measure(env, current, step.trace_path, o, k, progress);
@@ -162,8 +151,6 @@ StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, co
     since_improvement = improved ? 0 : since_improvement + 1;
 
     Announce(progress, k, o, "analyze");
-    auto header = ReadTraceHeader(env, step.trace_path);
-    if (!header.ok()) return header.status();
     auto report = analysis::AnalyzeTraceFile(env, step.trace_path, aopt);
     if (!report.ok()) {
       if (k == 0) return report.status();
@@ -177,7 +164,7 @@ StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, co
     if (const auto* node = report->Find(report->bottleneck)) step.bottleneck_limit = analysis::LimitName(node->limit);
 
     Announce(progress, k, o, "rewrite");
-    auto rewritten = rewrite::Rewrite(*header, *report, o.rewrite);
+    auto rewritten = rewrite::Rewrite(*report, o.rewrite);
     if (!rewritten.ok()) {
       if (k == 0) return rewritten.status().WithContext(step.trace_path);
       result.failure = rewritten.status().WithContext(step.trace_path);
@@ -190,7 +177,15 @@ StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, co
     predicted = ceiling ? std::nullopt : std::optional<double>(rewritten->predicted_after);
     changes = rewritten->changes;
     const std::string next = SerializePipeline(rewritten->pipeline, Encoding::kJson);
-    current = rewritten->pipeline;
+    auto next_graph = ProgramGraph::Build(rewritten->pipeline, "the rewrite of " + step.trace_path);
+    if (!next_graph.ok()) {
+      // The rewriter validates what it writes; this is plumber's bug.
+      result.failure = next_graph.status();
+      result.steps.push_back(std::move(step));
+      result.stopped_because = "the rewrite of step " + std::to_string(k) + " is not a valid pipeline";
+      break;
+    }
+    current = std::move(*next_graph);
     step.rewrite = std::move(rewritten).value();
     const auto error = step.prediction_error();
     const bool disagree = error && std::abs(*error) > o.max_prediction_error;
@@ -225,73 +220,6 @@ StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, co
     }
   }
   return result;
-}
-
-std::string StepTable(const OptimizeResult& r) {
-  std::string out = fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", "step", "measured", "predicted", "error",
-                                "bottleneck", "changes");
-  for (const auto& s : r.steps) {
-    std::string predicted = s.predicted ? Num(*s.predicted) : "-";
-    std::string error = s.prediction_error() ? fmt::format("{:+.0f}%", 100 * *s.prediction_error()) : "-";
-    std::string measured = Num(s.measured);
-    if (!s.complete) measured += "*";
-    std::string bottleneck = s.bottleneck.empty() ? "-" : s.bottleneck;
-    if (!s.bottleneck_limit.empty()) bottleneck += " (" + s.bottleneck_limit + ")";
-    std::vector<std::string> lines;
-    if (s.index == 0) lines.push_back("(as given)");
-    for (const auto& c : s.changes) lines.push_back(ChangeText(c));
-    if (lines.empty()) lines.push_back("-");
-    out += fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", s.index, measured, predicted, error, bottleneck,
-                       lines.front());
-    for (size_t i = 1; i < lines.size(); ++i) out += fmt::format("{:<61} {}\n", "", lines[i]);
-  }
-  out += "(throughput in minibatches/s; error = (predicted - measured) / measured";
-  bool incomplete = false;
-  for (const auto& s : r.steps) incomplete |= !s.complete;
-  out += incomplete ? "; * run cut short, not eligible as best)\n" : ")\n";
-  if (!r.steps.empty()) {
-    const Step& best = r.best();
-    out += fmt::format("best: step {}, {} minibatches/s", best.index, Num(best.measured));
-    if (r.speedup() > 0 && best.index != 0) out += fmt::format(" ({:.2f}x step 0)", r.speedup());
-    out += "\n";
-  }
-  out += "stopped: " + r.stopped_because + "\n";
-  if (!r.failure.ok()) out += "failure: " + r.failure.ToString() + "\n";
-  return out;
-}
-
-std::string StepJson(const OptimizeResult& r, const std::string& output) {
-  nlohmann::ordered_json j;
-  auto steps = nlohmann::ordered_json::array();
-  for (const auto& s : r.steps) {
-    nlohmann::ordered_json js;
-    js["step"] = s.index;
-    js["measured_throughput"] = s.measured;
-    js["predicted_throughput"] = s.predicted ? nlohmann::ordered_json(*s.predicted) : nullptr;
-    js["prediction_error"] = s.prediction_error() ? nlohmann::ordered_json(*s.prediction_error()) : nullptr;
-    js["bottleneck"] = s.bottleneck.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.bottleneck);
-    js["bottleneck_limit"] =
-        s.bottleneck_limit.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.bottleneck_limit);
-    js["end_status"] = s.end_status;
-    js["complete"] = s.complete;
-    js["trace"] = s.trace_path;
-    auto changes = nlohmann::ordered_json::array();
-    for (const auto& c : s.changes) {
-      changes.push_back({{"node", c.node}, {"what", c.what}, {"before", c.before}, {"after", c.after}, {"why", c.why}});
-    }
-    js["changes"] = std::move(changes);
-    steps.push_back(std::move(js));
-  }
-  j["steps"] = std::move(steps);
-  j["best_step"] = r.best_step;
-  j["best_throughput"] = r.steps.empty() ? 0.0 : r.best().measured;
-  j["initial_throughput"] = r.steps.empty() ? 0.0 : r.steps.front().measured;
-  j["speedup"] = r.speedup();
-  j["interrupted"] = r.interrupted;
-  j["stopped_because"] = r.stopped_because;
-  j["failure"] = r.failure.ok() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.failure.ToString());
-  j["output"] = output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(output);
-  return j.dump(2) + "\n";
 }
 
 StatusOr<TempDir> TempDir::Make(const std::string& prefix) {

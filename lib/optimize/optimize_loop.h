@@ -16,10 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "analysis/model.h"
+#include "analysis/analysis.h"
 #include "base/env.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
+#include "pipeline/program_graph.h"
 #include "rewrite/rewriter.h"
 #include "runtime/run.h"
 
@@ -116,24 +117,13 @@ struct OptimizeResult {
   double speedup() const;
 };
 
-// Runs the loop on `pipeline` (valid). Fails only when the loop cannot work
+// Runs the loop on `program`. Fails only when the loop cannot work
 // at all: the pipeline as given fails or cannot be traced, or its trace
 // cannot be analysed. A rewritten pipeline that fails ends the loop with
 // `failure` set and the best pipeline so far kept. When step 0 was
 // interrupted, the result has that one step, incomplete, and best_step 0.
-StatusOr<OptimizeResult> Optimize(Env* env, const schema::Pipeline& pipeline, const OptimizeOptions& options,
+StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const OptimizeOptions& options,
                                   const std::function<void(const Progress&)>& progress = {});
-
-// The step table: one row per step (measured, predicted, error, bottleneck,
-// changes), then the best step and why the loop stopped. Ends in a newline.
-std::string StepTable(const OptimizeResult& result);
-// The same as JSON (keys are a contract: add freely, never rename):
-// {"steps": [{"step", "measured_throughput", "predicted_throughput",
-//   "prediction_error", "bottleneck", "bottleneck_limit", "end_status",
-//   "trace", "changes": [{"node","what","before","after","why"}]}],
-//  "best_step", "best_throughput", "initial_throughput", "speedup",
-//  "interrupted", "stopped_because", "failure"}
-std::string StepJson(const OptimizeResult& result, const std::string& output);
 
 // A directory made with mkdtemp(3) under $TMPDIR (or /tmp) and removed
 // with its contents when this object goes away, unless released. Env has

@@ -9,22 +9,14 @@
 #include <functional>
 #include <set>
 
+#include "base/number_format.h"
 #include "base/units.h"
 
 namespace plumber::report {
 namespace {
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
-
-std::string Percent(double share) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%+.1f%%", share * 100);
-  return buf;
-}
+std::string Num(double v) { return FormatSignificant(v, 4); }
+std::string Percent(double share) { return FormatChange(share); }
 
 std::string Throughput(std::optional<double> v) {
   return v ? Num(*v) + " minibatches/s" : std::string("unbounded");
@@ -173,7 +165,7 @@ bool CheckOutcome::ok() const {
   return true;
 }
 
-StatusOr<CheckOutcome> EvaluateCheck(const analysis::Report& report, const analysis::Report* baseline,
+StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const analysis::Analysis* baseline,
                                      const CheckConditions& c) {
   CheckOutcome out;
   if (c.min_throughput) {

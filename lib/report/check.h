@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/model.h"
+#include "analysis/analysis.h"
 #include "base/env.h"
 #include "base/status.h"
 
@@ -81,7 +81,7 @@ struct CheckOutcome {
 // Evaluates every stated condition on `report`. `baseline` is the analysed
 // baseline trace when conditions.baseline is set. A bottleneck name that is
 // not a node of the trace is bad input (InvalidArgument), not a failure.
-StatusOr<CheckOutcome> EvaluateCheck(const analysis::Report& report, const analysis::Report* baseline,
+StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const analysis::Analysis* baseline,
                                      const CheckConditions& conditions);
 
 // Text: one "FAIL" line per violated condition, then a summary line.

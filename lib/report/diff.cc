@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <map>
 
+#include "analysis/analyze.h"
+#include "base/number_format.h"
 #include "base/units.h"
 #include "traceio/format.h"
 #include "traceio/pipeline_io.h"
@@ -38,12 +40,7 @@ std::map<std::string, std::string> NodeFields(const schema::Node& node) {
 
 std::optional<double> Opt(double v) { return v; }
 
-std::string Num(std::optional<double> v) {
-  if (!v) return "unbounded";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.4g", *v);
-  return buf;
-}
+std::string Num(std::optional<double> v) { return v ? FormatSignificant(*v, 4) : "unbounded"; }
 
 std::string Change(const Compared& c) {
   auto ch = c.change();
@@ -52,9 +49,7 @@ std::string Change(const Compared& c) {
     return "";
   }
   if (std::fabs(*ch) < 0.0005) return "=";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%+.1f%%", *ch * 100);
-  return buf;
+  return FormatChange(*ch);
 }
 
 Json CompareJson(const Compared& c) {
@@ -106,9 +101,8 @@ Diff DiffPrograms(const schema::Pipeline& a, const schema::Pipeline& b) {
   return d;
 }
 
-Diff DiffTraces(const schema::Pipeline& program_a, const analysis::Report& a, const schema::Pipeline& program_b,
-                const analysis::Report& b) {
-  Diff d = DiffPrograms(program_a, program_b);
+Diff DiffTraces(const analysis::Analysis& a, const analysis::Analysis& b) {
+  Diff d = DiffPrograms(a.program_graph().program(), b.program_graph().program());
   d.a_kind = d.b_kind = "trace";
   d.has_metrics = true;
   const double mb_a = static_cast<double>(std::max<int64_t>(a.minibatches, 1));
@@ -137,7 +131,7 @@ StatusOr<Diff> DiffFiles(Env* env, const std::string& a, const std::string& b, s
   struct Side {
     bool trace = false;
     schema::Pipeline program;
-    std::optional<analysis::Report> report;
+    std::optional<analysis::Analysis> report;
   };
   auto load = [&](const std::string& path) -> StatusOr<Side> {
     Side s;
@@ -145,8 +139,7 @@ StatusOr<Diff> DiffFiles(Env* env, const std::string& a, const std::string& b, s
     if (IsTraceContent(bytes)) {
       s.trace = true;
       PLUMBER_ASSIGN_OR_RETURN(auto report, analysis::AnalyzeTraceFile(env, path, {}));
-      PLUMBER_ASSIGN_OR_RETURN(auto header, ReadTraceHeader(env, path));
-      s.program = header.program();
+      s.program = report.program_graph().program();
       if (warnings) {
         for (const auto& w : report.warnings) warnings->push_back(w.rfind(path, 0) == 0 ? w : path + ": " + w);
       }
@@ -158,7 +151,7 @@ StatusOr<Diff> DiffFiles(Env* env, const std::string& a, const std::string& b, s
   };
   PLUMBER_ASSIGN_OR_RETURN(Side sa, load(a));
   PLUMBER_ASSIGN_OR_RETURN(Side sb, load(b));
-  Diff d = sa.trace && sb.trace ? DiffTraces(sa.program, *sa.report, sb.program, *sb.report)
+  Diff d = sa.trace && sb.trace ? DiffTraces(*sa.report, *sb.report)
                                 : DiffPrograms(sa.program, sb.program);
   d.a = a;
   d.b = b;

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/model.h"
+#include "analysis/analysis.h"
 #include "base/env.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
@@ -68,10 +68,8 @@ struct Diff {
 
 // The program diff alone.
 Diff DiffPrograms(const schema::Pipeline& a, const schema::Pipeline& b);
-// Programs and models of two analysed traces (`program_*` are the traces'
-// programs).
-Diff DiffTraces(const schema::Pipeline& program_a, const analysis::Report& a, const schema::Pipeline& program_b,
-                const analysis::Report& b);
+// Programs and models of two analysed traces.
+Diff DiffTraces(const analysis::Analysis& a, const analysis::Analysis& b);
 
 // Reads each file as a trace or a pipeline (by content) and compares them.
 // Analysis warnings are appended to `warnings` when given.

@@ -8,22 +8,17 @@
 #include <cstdio>
 #include <map>
 
+#include "base/number_format.h"
 #include "base/units.h"
 
 namespace plumber::report {
 namespace {
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
+using analysis::Analysis;
+using analysis::NodeModel;
 
-std::string Fixed(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
+std::string Num(double v) { return FormatSignificant(v, 4); }
+std::string Fixed(double v, int digits = 1) { return FormatFixed(v, digits); }
 
 std::string Escape(std::string_view s) {
   std::string out;
@@ -57,13 +52,11 @@ struct Edge {
   bool function = false;  // interleave function -> interleave
 };
 
-std::vector<Edge> Edges(const schema::Pipeline& program) {
+std::vector<Edge> Edges(const ProgramGraph& program) {
   std::vector<Edge> edges;
-  for (const auto& n : program.nodes()) {
-    for (const auto& in : n.inputs()) edges.push_back({in, n.name(), false});
-    if (n.op() == "interleave" && !n.interleave().function().empty()) {
-      edges.push_back({n.interleave().function(), n.name(), true});
-    }
+  for (int i = 0; i < program.size(); ++i) {
+    for (int j : program.inputs(i)) edges.push_back({program.name(j), program.name(i), false});
+    if (program.function(i) >= 0) edges.push_back({program.name(program.function(i)), program.name(i), true});
   }
   return edges;
 }
@@ -72,13 +65,15 @@ std::string RateText(const std::optional<double>& v) { return v ? Num(*v) : std:
 
 }  // namespace
 
-double Closeness(const analysis::Report& report, const analysis::NodeModel& node) {
-  const analysis::NodeModel* b = report.bottleneck.empty() ? nullptr : report.Find(report.bottleneck);
+double Closeness(const Analysis& report, const NodeModel& node) {
+  const NodeModel* b = report.bottleneck.empty() ? nullptr : report.Find(report.bottleneck);
   if (!b || !b->scaled_rate || !node.scaled_rate || *node.scaled_rate <= 0) return 0;
   return std::clamp(*b->scaled_rate / *node.scaled_rate, 0.0, 1.0);
 }
 
-std::string FormatDot(const schema::Pipeline& program, const analysis::Report& report) {
+std::string FormatDot(const Analysis& report) {
+  const ProgramGraph& graph = report.program_graph();
+  const schema::Pipeline& program = graph.program();
   std::string out = "// plumber analyze --format dot: " + report.source + "\n";
   out += "// Fill: green (far from the bottleneck) to red (the bottleneck), by the bottleneck's\n";
   out += "// parallelism-scaled rate over the node's. Edge labels: visit ratio of the input\n";
@@ -105,8 +100,8 @@ std::string FormatDot(const schema::Pipeline& program, const analysis::Report& r
     out += "\", fillcolor=\"" + std::string(color) + "\"" + (n.name == report.bottleneck ? ", penwidth=2.5" : "") +
            "];\n";
   }
-  for (const auto& e : Edges(program)) {
-    const analysis::NodeModel* from = report.Find(e.from);
+  for (const auto& e : Edges(graph)) {
+    const NodeModel* from = report.Find(e.from);
     std::string attrs;
     if (e.function) {
       attrs = "style=dashed, label=\"function\"";
@@ -123,10 +118,10 @@ namespace {
 
 // The pipeline as SVG: sources on the left, the output on the right, one
 // column per depth (hops from the output), nodes of a column stacked.
-std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& report, const std::string& cache_node) {
+std::string GraphSvg(const Analysis& report, const std::string& cache_node) {
   int max_depth = 0;
   for (const auto& n : report.nodes) max_depth = std::max(max_depth, n.depth);
-  std::map<int, std::vector<const analysis::NodeModel*>> columns;
+  std::map<int, std::vector<const NodeModel*>> columns;
   for (const auto& n : report.nodes) columns[max_depth - n.depth].push_back(&n);
   size_t rows = 1;
   for (const auto& [col, nodes] : columns) rows = std::max(rows, nodes.size());
@@ -145,7 +140,7 @@ std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& re
                     Fixed(height, 0) + "\" role=\"img\" aria-label=\"pipeline graph\">\n";
   svg += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
          "orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"#555\"/></marker></defs>\n";
-  for (const auto& e : Edges(program)) {
+  for (const auto& e : Edges(report.program_graph())) {
     auto a = pos.find(e.from), b = pos.find(e.to);
     if (a == pos.end() || b == pos.end()) continue;
     double x1 = a->second.first + box_w, y1 = a->second.second + box_h / 2;
@@ -159,7 +154,7 @@ std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& re
     svg += "<line x1=\"" + Fixed(x1) + "\" y1=\"" + Fixed(y1) + "\" x2=\"" + Fixed(x2) + "\" y2=\"" + Fixed(y2) +
            "\" stroke=\"#555\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"" +
            (e.function ? " stroke-dasharray=\"5 4\"" : "") + "/>\n";
-    const analysis::NodeModel* from = report.Find(e.from);
+    const NodeModel* from = report.Find(e.from);
     const std::string label = e.function ? "function" : from ? "x" + Num(from->visit_ratio) : "";
     svg += "<text class=\"edge\" x=\"" + Fixed((x1 + x2) / 2) + "\" y=\"" + Fixed((y1 + y2) / 2 - 5) +
            "\" text-anchor=\"middle\">" + Escape(label) + "</text>\n";
@@ -185,8 +180,8 @@ std::string GraphSvg(const schema::Pipeline& program, const analysis::Report& re
 // Horizontal bars of each stage's capacity (parallelism-scaled rate, and
 // what it could reach at its most cores) on a log axis, with the observed
 // and predicted throughput as vertical lines: the paper's roofline view.
-std::string RooflineSvg(const analysis::Report& report) {
-  std::vector<const analysis::NodeModel*> nodes;
+std::string RooflineSvg(const Analysis& report) {
+  std::vector<const NodeModel*> nodes;
   for (const auto& n : report.nodes) nodes.push_back(&n);
   std::stable_sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) {
     return a->scaled_rate.value_or(INFINITY) < b->scaled_rate.value_or(INFINITY);
@@ -266,7 +261,9 @@ std::string Bar(double share, const char* cls) {
 
 }  // namespace
 
-std::string FormatHtml(const schema::Pipeline& program, const analysis::Report& report, const rewrite::Plan* plan) {
+std::string FormatHtml(const Analysis& report) {
+  const schema::Pipeline& program = report.program_graph().program();
+  const analysis::Plan* plan = report.plan ? &*report.plan : nullptr;
   std::string h;
   const std::string title = "plumber: " + (program.name().empty() ? report.source : program.name());
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -305,7 +302,7 @@ std::string FormatHtml(const schema::Pipeline& program, const analysis::Report& 
        "it (the bottleneck's parallelism-scaled rate over the node's). Edge labels: the input's elements per "
        "minibatch (visit ratio); boxes give op x parallelism and the node's capacity now.</p>\n";
   // The plan, when there is one, decides the cache (it drops one nothing would replay).
-  h += GraphSvg(program, report, plan ? plan->cache_node : report.cache_node);
+  h += GraphSvg(report, plan ? plan->cache_node : report.cache_node);
 
   h += "<h2>Capacity of each stage</h2>\n<p class=\"legend\">Dark bars: what each stage can deliver at its "
        "parallelism now (red: the bottleneck); light bars: at the most cores it may use. Black line: observed "

@@ -9,22 +9,21 @@
 
 #include <string>
 
-#include "analysis/model.h"
-#include "pipeline.pb.h"
-#include "rewrite/planner.h"
+#include "analysis/analysis.h"
 
 namespace plumber::report {
 
 // How close a node is to holding the pipeline back: the bottleneck's scaled
 // rate over the node's, in [0, 1]; 1 for the bottleneck, 0 when unbounded.
-double Closeness(const analysis::Report& report, const analysis::NodeModel& node);
+double Closeness(const analysis::Analysis& analysis, const analysis::NodeModel& node);
 
 // Nodes filled from green (far from the bottleneck) to red (the
 // bottleneck); edges input -> consumer labelled with the input's visit ratio
 // (elements per minibatch); an interleave's function drawn dashed.
-std::string FormatDot(const schema::Pipeline& program, const analysis::Report& report);
+std::string FormatDot(const analysis::Analysis& analysis);
 
-// `plan` may be null (nothing bounded, so no LP was solved).
-std::string FormatHtml(const schema::Pipeline& program, const analysis::Report& report, const rewrite::Plan* plan);
+// With the plan section when the analysis has a plan (it solved its
+// programs and something was bounded).
+std::string FormatHtml(const analysis::Analysis& analysis);
 
 }  // namespace plumber::report

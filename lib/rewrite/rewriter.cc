@@ -4,33 +4,26 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-#include <map>
 #include <set>
 #include <unordered_map>
 
+#include "base/number_format.h"
 #include "base/units.h"
-#include "traceio/op_registry.h"
-#include "traceio/pipeline_io.h"
+#include "pipeline/op_table.h"
+#include "pipeline/validate.h"
 
 namespace plumber::rewrite {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
 // A parallelism parameter of the program and the stages whose work runs on
 // its threads: the node itself and, for an interleave, its function's nodes.
 struct Knob {
   int node = -1;
   std::string name;
-  std::string op;
+  const OpDef* op = nullptr;
   int current = 1;
   double cost = 0;    // CPU seconds per minibatch of its active members
   double cores = 0;   // plan's cores for its members
@@ -42,35 +35,12 @@ struct Knob {
   double Capacity(int p) const { return (!active || cost <= 0) ? kInf : p / cost; }
 };
 
-int ParallelismOf(const schema::Node& node) { return NodeParallelism(node); }
-
-void SetParallelism(schema::Node* node, int p) {
-  if (node->op() == "map") node->mutable_map()->set_parallelism(p);
-  else if (node->op() == "batch") node->mutable_batch()->set_parallelism(p);
-  else if (node->op() == "interleave") node->mutable_interleave()->set_parallelism(p);
-}
-
 std::string UniqueName(const schema::Pipeline& p, const std::string& base) {
   std::set<std::string> names;
   for (const auto& n : p.nodes()) names.insert(n.name());
   std::string name = base;
   for (int i = 2; names.count(name); ++i) name = base + "_" + std::to_string(i);
   return name;
-}
-
-// Puts a new node `added` (already holding `target` as its only input)
-// between `target` and everything that consumed it.
-void InsertAbove(schema::Pipeline* p, const std::string& target, schema::Node added) {
-  for (auto& node : *p->mutable_nodes()) {
-    for (auto& in : *node.mutable_inputs()) {
-      if (in == target) in = added.name();
-    }
-    if (node.op() == "interleave" && node.interleave().function() == target) {
-      node.mutable_interleave()->set_function(added.name());
-    }
-  }
-  if (p->output() == target) p->set_output(added.name());
-  *p->add_nodes() = std::move(added);
 }
 
 // A stage that needs less than this many cores at the planned rate keeps
@@ -94,10 +64,10 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   for (auto& k : knobs) {
     if (Heavy(k)) {
       k.parallelism = std::max(1, static_cast<int>(std::ceil(k.cores - 1e-6)));
-      k.why = "the plan gives it " + Fmt("%.3g", k.cores) + " core(s)";
+      k.why = "the plan gives it " + FormatSignificant(k.cores, 3) + " core(s)";
     } else if (k.active && k.cost > 0) {
       k.parallelism = 1;
-      k.why = "needs " + Fmt("%.2g", k.cores) + " core(s) at the planned rate: one thread";
+      k.why = "needs " + FormatSignificant(k.cores, 2) + " core(s) at the planned rate: one thread";
     } else {
       k.parallelism = 1;
       k.why = k.active ? "no measurable CPU cost: one thread"
@@ -137,13 +107,12 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
 
 }  // namespace
 
-StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysis::Report& report,
-                                const RewriteOptions& options) {
-  const schema::Pipeline& program = header.program();
+StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteOptions& options) {
+  const ProgramGraph& graph = report.program_graph();
   RewriteResult result;
-  PLUMBER_ASSIGN_OR_RETURN(result.plan, MakePlan(header, report, options.plan));
-  const Plan& plan = result.plan;
-  result.pipeline = program;
+  PLUMBER_ASSIGN_OR_RETURN(result.plan, analysis::MakePlan(report, options.plan));
+  const analysis::Plan& plan = result.plan;
+  result.pipeline = graph.program();
   schema::Pipeline& out = result.pipeline;
 
   // ---- Predicted throughput as traced -----------------------------------
@@ -162,15 +131,13 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
   // ---- Parallelism ---------------------------------------------------------
   std::vector<Knob> knobs;
   std::unordered_map<std::string, int> knob_of;
-  for (int i = 0; i < out.nodes_size(); ++i) {
-    const schema::Node& node = out.nodes(i);
-    const OpDef* def = FindOp(node.op());
-    if (def == nullptr || !def->parallelizable) continue;
+  for (int i = 0; i < graph.size(); ++i) {
+    if (!graph.op(i).parallelizable()) continue;
     Knob k;
     k.node = i;
-    k.name = node.name();
-    k.op = node.op();
-    k.current = ParallelismOf(node);
+    k.name = graph.name(i);
+    k.op = &graph.op(i);
+    k.current = NodeParallelism(graph.node(i));
     knob_of[k.name] = static_cast<int>(knobs.size());
     knobs.push_back(k);
   }
@@ -189,7 +156,7 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
     schema::Node* node = out.mutable_nodes(k.node);
     int p = k.parallelism;
     std::string why = k.why;
-    if (k.op == "interleave") {
+    if (k.op->has_function()) {
       // Latency-bound storage wants more files in flight than CPU needs
       // threads: the extra readers wait on I/O, so they sit outside the
       // core budget, and the report says so.
@@ -199,9 +166,9 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
                " more reader(s) for the bandwidth curve (I/O threads, outside the core budget)";
         p = *plan.read_parallelism;
       }
-      const int cycle = node->interleave().has_cycle_length() ? node->interleave().cycle_length() : 1;
+      const int cycle = k.op->cycle_length(*node);
       if (p > cycle) {
-        node->mutable_interleave()->set_cycle_length(p);
+        k.op->set_cycle_length(node, p);
         result.changes.push_back({k.name, "cycle_length", std::to_string(cycle), std::to_string(p),
                                   "room for " + std::to_string(p) + " files read at once"});
       }
@@ -209,7 +176,7 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
     result.parallel_cores += Holds(k);
     if (p != k.current) {
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
-      SetParallelism(node, p);
+      k.op->set_parallelism(node, p);
     }
   }
 
@@ -218,17 +185,15 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
   if (!plan.cache_node.empty()) {
     bool already = false;
     for (const auto& node : out.nodes()) {
-      if (node.op() == "cache" && (node.name() == plan.cache_node ||
-                                   (node.inputs_size() == 1 && node.inputs(0) == plan.cache_node))) {
+      const OpDef* def = FindOp(node.op());
+      if (def != nullptr && def->caches &&
+          (node.name() == plan.cache_node || (node.inputs_size() == 1 && node.inputs(0) == plan.cache_node))) {
         already = true;
       }
     }
     if (!already) {
-      schema::Node cache;
-      cache.set_name(UniqueName(out, plan.cache_node + "_cache"));
-      cache.set_op("cache");
-      cache.add_inputs(plan.cache_node);
-      cache.mutable_cache()->set_filename(plan.cache_file);  // empty: in memory
+      // An empty file name caches in memory.
+      schema::Node cache = MakeCacheNode(UniqueName(out, plan.cache_node + "_cache"), plan.cache_node, plan.cache_file);
       int removed = 0;
       for (const auto& s : plan.stages) removed += s.active ? 0 : 1;
       const std::string where = plan.cache_file.empty() ? "in memory" : "in the file " + plan.cache_file;
@@ -259,25 +224,26 @@ StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysi
     // Never let the buffer push the pipeline past the memory it may use.
     while (buffer > 1 && result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) --buffer;
     schema::Node* existing = nullptr;
+    const OpDef* existing_op = nullptr;
     for (auto& node : *out.mutable_nodes()) {
-      if (node.name() == root && node.op() == "prefetch") existing = &node;
+      const OpDef* def = FindOp(node.op());
+      if (node.name() == root && def != nullptr && def->prefetches) {
+        existing = &node;
+        existing_op = def;
+      }
     }
-    const std::string why = "the consumer waited " + Fmt("%.0f", 100 * idle) + "% of the window; " +
+    const std::string why = "the consumer waited " + FormatFixed(100 * idle, 0) + "% of the window; " +
                             std::to_string(buffer) + " batches of " + units::FormatBytes(element_bytes) +
                             " keep it fed";
     if (existing != nullptr) {
-      if (existing->prefetch().buffer_size() < buffer) {
-        result.changes.push_back({root, "buffer_size", std::to_string(existing->prefetch().buffer_size()),
-                                  std::to_string(buffer), why});
-        existing->mutable_prefetch()->set_buffer_size(buffer);
+      const int64_t had = existing_op->buffer_size(*existing);
+      if (had < buffer) {
+        result.changes.push_back({root, "buffer_size", std::to_string(had), std::to_string(buffer), why});
+        existing_op->set_buffer_size(existing, buffer);
       }
-      result.memory_bytes += std::max<int64_t>(buffer, existing->prefetch().buffer_size()) * element_bytes;
+      result.memory_bytes += std::max<int64_t>(buffer, existing_op->buffer_size(*existing)) * element_bytes;
     } else if (root_model != nullptr) {
-      schema::Node prefetch;
-      prefetch.set_name(UniqueName(out, root + "_prefetch"));
-      prefetch.set_op("prefetch");
-      prefetch.add_inputs(root);
-      prefetch.mutable_prefetch()->set_buffer_size(buffer);
+      schema::Node prefetch = MakePrefetchNode(UniqueName(out, root + "_prefetch"), root, buffer);
       result.changes.push_back({prefetch.name(), "prefetch", "", "buffer_size " + std::to_string(buffer), why});
       InsertAbove(&out, root, std::move(prefetch));
       result.memory_bytes += buffer * element_bytes;

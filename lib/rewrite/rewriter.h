@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/model.h"
+#include "analysis/analysis.h"
+#include "analysis/plan.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
-#include "rewrite/planner.h"
 
 namespace plumber::rewrite {
 
@@ -29,13 +29,13 @@ struct Change {
 };
 
 struct RewriteOptions {
-  PlanOptions plan;
+  analysis::PlanOptions plan;
   bool allow_prefetch = true;
 };
 
 struct RewriteResult {
   schema::Pipeline pipeline;
-  Plan plan;
+  analysis::Plan plan;
   std::vector<Change> changes;
   // Throughput the model predicts for the traced configuration, and for the
   // rewritten one (integer parallelism, the cache, the storage limits).
@@ -52,7 +52,8 @@ struct RewriteResult {
   double memory_bytes = 0;
 };
 
-StatusOr<RewriteResult> Rewrite(const schema::TraceHeader& header, const analysis::Report& report,
-                                const RewriteOptions& options = {});
+// The analysis gives the traced program and the model of the machine to
+// plan for.
+StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const RewriteOptions& options = {});
 
 }  // namespace plumber::rewrite

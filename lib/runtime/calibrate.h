@@ -11,7 +11,7 @@
 
 #include "base/env.h"
 #include "base/status.h"
-#include "pipeline.pb.h"
+#include "pipeline/program_graph.h"
 #include "runtime/storage.h"
 
 namespace plumber::runtime {
@@ -23,7 +23,7 @@ struct CalibrationPoint {
 
 // FailedPrecondition when the pipeline has no reader inside an interleave
 // function (nothing whose read parallelism can change).
-StatusOr<std::vector<CalibrationPoint>> MeasureSourceBandwidth(Env* env, const schema::Pipeline& pipeline,
+StatusOr<std::vector<CalibrationPoint>> MeasureSourceBandwidth(Env* env, const ProgramGraph& program,
                                                                const std::string& base_dir,
                                                                const StorageOptions& storage, double seconds_per_point,
                                                                const std::vector<int>& parallelisms = {1, 2, 4, 8, 16});

@@ -1,6 +1,7 @@
-// The dataset ops: one factory per row of AllOps() in
-// traceio/op_registry.cc. A factory checks the node's parameters and
-// returns the immutable Dataset; the iterators hold all per-pass state.
+// The dataset ops: one factory per row of the op table
+// (lib/pipeline/op_table.h). A factory gets a node whose parameters the
+// row's check has passed (the program graph is validated) and returns the
+// immutable Dataset; the iterators hold all per-pass state.
 #pragma once
 
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "base/env.h"
 #include "pipeline.pb.h"
+#include "pipeline/op_table.h"
 #include "runtime/dataset.h"
 
 namespace plumber::runtime {
@@ -32,7 +34,7 @@ using DatasetFactory = StatusOr<DatasetPtr> (*)(const schema::Node& node, NodeCo
                                                 const BuildContext& ctx);
 
 // Null for an op the runtime does not implement.
-DatasetFactory FindDatasetFactory(std::string_view op);
+DatasetFactory FindDatasetFactory(const OpDef& op);
 
 // Factories, by file: sources.cc.
 StatusOr<DatasetPtr> MakeRangeDataset(const schema::Node&, NodeCounters*, NodeDeps, const BuildContext&);

@@ -456,18 +456,11 @@ class PrefetchDataset final : public Dataset {
 
 StatusOr<DatasetPtr> MakeInterleaveDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps,
                                            const BuildContext&) {
-  const auto& p = node.interleave();
-  if ((p.has_cycle_length() && p.cycle_length() < 1) || (p.has_block_length() && p.block_length() < 1) ||
-      (p.has_parallelism() && p.parallelism() < 1)) {
-    return Status::InvalidArgument("interleave: cycle_length, block_length and parallelism must be >= 1");
-  }
-  if (!deps.function) return Status::InvalidArgument("interleave: no function");
   return DatasetPtr(std::make_shared<InterleaveDataset>(node, c, deps.inputs.at(0), deps.function));
 }
 
 StatusOr<DatasetPtr> MakePrefetchDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps,
                                          const BuildContext&) {
-  if (node.prefetch().buffer_size() < 0) return Status::InvalidArgument("prefetch.buffer_size must be >= 0");
   return DatasetPtr(std::make_shared<PrefetchDataset>(node, c, deps.inputs.at(0)));
 }
 

@@ -1,88 +1,85 @@
-// Building the runtime graph and the table of dataset factories.
+// Building the runtime graph, and the table of dataset factories: one per
+// row of the op table (lib/pipeline/op_table.h), keyed by its params case.
 #include "runtime/program.h"
 
 #include <array>
 #include <utility>
 
-#include "traceio/pipeline_io.h"
-
 namespace plumber::runtime {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, DatasetFactory>, 15> kFactories = {{
-    {"range", &MakeRangeDataset},
-    {"list_files", &MakeListFilesDataset},
-    {"tfrecord", &MakeTFRecordDataset},
-    {"text_line", &MakeTextLineDataset},
-    {"map", &MakeMapDataset},
-    {"filter", &MakeFilterDataset},
-    {"interleave", &MakeInterleaveDataset},
-    {"shuffle", &MakeShuffleDataset},
-    {"repeat", &MakeRepeatDataset},
-    {"batch", &MakeBatchDataset},
-    {"padded_batch", &MakePaddedBatchDataset},
-    {"prefetch", &MakePrefetchDataset},
-    {"cache", &MakeCacheDataset},
-    {"take", &MakeTakeDataset},
-    {"skip", &MakeSkipDataset},
+using PC = schema::Node::ParamsCase;
+
+constexpr std::array<std::pair<PC, DatasetFactory>, 15> kFactories = {{
+    {PC::kRange, &MakeRangeDataset},
+    {PC::kListFiles, &MakeListFilesDataset},
+    {PC::kTfrecord, &MakeTFRecordDataset},
+    {PC::kTextLine, &MakeTextLineDataset},
+    {PC::kMap, &MakeMapDataset},
+    {PC::kFilter, &MakeFilterDataset},
+    {PC::kInterleave, &MakeInterleaveDataset},
+    {PC::kShuffle, &MakeShuffleDataset},
+    {PC::kRepeat, &MakeRepeatDataset},
+    {PC::kBatch, &MakeBatchDataset},
+    {PC::kPaddedBatch, &MakePaddedBatchDataset},
+    {PC::kPrefetch, &MakePrefetchDataset},
+    {PC::kCache, &MakeCacheDataset},
+    {PC::kTake, &MakeTakeDataset},
+    {PC::kSkip, &MakeSkipDataset},
 }};
+
+// Every level is a nested GetNext call per element, so depth is stack:
+// 1,000 levels is far beyond real pipelines and well inside a thread's
+// 8 MB.
+constexpr int kMaxDepth = 1000;
 
 }  // namespace
 
-DatasetFactory FindDatasetFactory(std::string_view op) {
-  for (const auto& [name, f] : kFactories) {
-    if (name == op) return f;
+DatasetFactory FindDatasetFactory(const OpDef& op) {
+  for (const auto& [params, f] : kFactories) {
+    if (params == op.params_case) return f;
   }
   return nullptr;
 }
 
-StatusOr<std::unique_ptr<Program>> Program::Build(const schema::Pipeline& pipeline, const BuildContext& ctx) {
+StatusOr<std::unique_ptr<Program>> Program::Build(const ProgramGraph& graph, const BuildContext& ctx) {
   std::unique_ptr<Program> p(new Program());
-  p->pipeline_ = pipeline;
-  for (const auto& n : p->pipeline_.nodes()) p->nodes_[n.name()] = &n;
-  PLUMBER_ASSIGN_OR_RETURN(p->output_, p->BuildNode(OutputNodeName(p->pipeline_), ctx, 0));
+  const int n = graph.size();
+  // Children before parents, so every dependency is built when needed.
+  std::vector<DatasetPtr> built(n);
+  std::vector<int> height(n, 0);
+  for (int i : graph.topological_order()) {
+    const std::string& name = graph.name(i);
+    for (int j : graph.children(i)) height[i] = std::max(height[i], height[j] + 1);
+    if (height[i] > kMaxDepth) {
+      return Status::InvalidArgument("node '" + name + "': the pipeline is more than " + std::to_string(kMaxDepth) +
+                                     " nodes deep; the runtime runs at most " + std::to_string(kMaxDepth));
+    }
+    DatasetFactory factory = FindDatasetFactory(graph.op(i));
+    if (factory == nullptr) {
+      return Status::Unimplemented("node '" + name + "': op '" + graph.node(i).op() + "' is not implemented");
+    }
+    NodeDeps deps;
+    for (int j : graph.inputs(i)) deps.inputs.push_back(built[j]);
+    if (graph.function(i) >= 0) deps.function = built[graph.function(i)];
+    NodeCounters* counters = p->stats_.Get(name);
+    auto made = factory(graph.node(i), counters, std::move(deps), ctx);
+    if (!made.ok()) return made.status().WithContext("node '" + name + "'");
+    DatasetPtr d = std::move(made).value();
+    counters->parallelism = d->Parallelism();
+    counters->buffer_capacity = d->BufferCapacity();
+    const int64_t card = d->Cardinality();
+    if (card != kUnknownCardinality) counters->cardinality = card;
+    built[i] = d;
+    p->built_[name] = std::move(d);
+  }
+  p->output_ = built[graph.output()];
   return p;
 }
 
 DatasetPtr Program::Find(const std::string& name) const {
   auto it = built_.find(name);
   return it == built_.end() ? nullptr : it->second;
-}
-
-StatusOr<DatasetPtr> Program::BuildNode(const std::string& name, const BuildContext& ctx, int depth) {
-  if (auto it = built_.find(name); it != built_.end()) return it->second;
-  // Every level is a nested GetNext call per element, so depth is stack:
-  // 1,000 levels is far beyond real pipelines and well inside a thread's
-  // 8 MB. Validation rejects cycles; this also guards an unvalidated one.
-  constexpr int kMaxDepth = 1000;
-  if (depth > kMaxDepth) {
-    return Status::InvalidArgument("node '" + name + "': the pipeline is more than " + std::to_string(kMaxDepth) +
-                                   " nodes deep (or cyclic); the runtime runs at most " +
-                                   std::to_string(kMaxDepth));
-  }
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return Status::InvalidArgument("no node named '" + name + "'");
-  const schema::Node& node = *it->second;
-  DatasetFactory factory = FindDatasetFactory(node.op());
-  if (factory == nullptr) return Status::Unimplemented("node '" + name + "': op '" + node.op() + "' is not implemented");
-  NodeDeps deps;
-  for (const auto& in : node.inputs()) {
-    PLUMBER_ASSIGN_OR_RETURN(DatasetPtr d, BuildNode(in, ctx, depth + 1));
-    deps.inputs.push_back(std::move(d));
-  }
-  if (node.op() == "interleave") {
-    PLUMBER_ASSIGN_OR_RETURN(deps.function, BuildNode(node.interleave().function(), ctx, depth + 1));
-  }
-  NodeCounters* counters = stats_.Get(name);
-  auto made = factory(node, counters, std::move(deps), ctx);
-  if (!made.ok()) return made.status().WithContext("node '" + name + "'");
-  DatasetPtr d = std::move(made).value();
-  counters->parallelism = d->Parallelism();
-  counters->buffer_capacity = d->BufferCapacity();
-  const int64_t card = d->Cardinality();
-  if (card != kUnknownCardinality) counters->cardinality = card;
-  built_[name] = d;
-  return d;
 }
 
 }  // namespace plumber::runtime

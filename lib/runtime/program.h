@@ -1,6 +1,6 @@
-// The runtime graph of a pipeline: every node of a validated
-// schema::Pipeline built into its Dataset, sharing one counters registry.
-// Interleave functions are built once and instantiated per input element.
+// The runtime graph of a pipeline: every node of a validated ProgramGraph
+// built into its Dataset, sharing one counters registry. Interleave
+// functions are built once and instantiated per input element.
 #pragma once
 
 #include <map>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "base/env.h"
-#include "pipeline.pb.h"
+#include "pipeline/program_graph.h"
 #include "runtime/datasets.h"
 #include "runtime/stats.h"
 
@@ -16,10 +16,10 @@ namespace plumber::runtime {
 
 class Program {
  public:
-  // `pipeline` must be valid (ValidatePipeline); parameters the runtime
-  // cannot honour are still reported, naming the node. Relative paths
-  // resolve against ctx.base_dir.
-  static StatusOr<std::unique_ptr<Program>> Build(const schema::Pipeline& pipeline, const BuildContext& ctx);
+  // Parameters were checked when `graph` was built; what the runtime alone
+  // can find (a glob that matches nothing, a UDF argument out of range) is
+  // reported naming the node. Relative paths resolve against ctx.base_dir.
+  static StatusOr<std::unique_ptr<Program>> Build(const ProgramGraph& graph, const BuildContext& ctx);
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
@@ -31,13 +31,10 @@ class Program {
 
  private:
   Program() = default;
-  StatusOr<DatasetPtr> BuildNode(const std::string& name, const BuildContext& ctx, int depth);
 
-  std::map<std::string, const schema::Node*> nodes_;
   std::map<std::string, DatasetPtr> built_;
   StatsRegistry stats_;
   DatasetPtr output_;
-  schema::Pipeline pipeline_;
 };
 
 }  // namespace plumber::runtime

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "runtime/program.h"
-#include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
 
 namespace plumber::runtime {
@@ -60,14 +59,14 @@ class Session {
  public:
   Session(Env* env, const RunConfig& config) : env_(env), config_(config) {}
 
-  StatusOr<RunResult> Run(const schema::Pipeline& pipeline) {
+  StatusOr<RunResult> Run(const ProgramGraph& graph) {
     start_mono_ = MonoNanos();
     start_cpu_ = ProcessCpuNanos();
     if (!config_.trace_path.empty()) {
       schema::TraceHeader header;
       header.set_tool_version(config_.tool_version);
-      *header.mutable_program() = pipeline;
-      header.mutable_program()->set_output(OutputNodeName(pipeline));
+      *header.mutable_program() = graph.program();
+      header.mutable_program()->set_output(graph.name(graph.output()));
       *header.mutable_machine() = DescribeMachine(env_, config_.storage);
       *header.mutable_machine()->mutable_bandwidth_curve() = config_.bandwidth_curve;
       auto* o = header.mutable_options();
@@ -85,7 +84,7 @@ class Session {
     BuildContext build{env_, config_.base_dir};
 
     RunResult result;
-    auto program = Program::Build(pipeline, build);
+    auto program = Program::Build(graph, build);
     if (!program.ok()) return Finish(std::move(result), program.status(), nullptr);
     program_ = std::move(program).value();
     auto root = program_->output()->MakeIterator(IterCtx{&run_ctx, nullptr, nullptr});
@@ -348,9 +347,9 @@ schema::Machine DescribeMachine(Env* env, const StorageOptions& storage) {
   return m;
 }
 
-StatusOr<RunResult> RunPipeline(Env* env, const schema::Pipeline& pipeline, const RunConfig& config) {
+StatusOr<RunResult> RunPipeline(Env* env, const ProgramGraph& program, const RunConfig& config) {
   Session session(env, config);
-  return session.Run(pipeline);
+  return session.Run(program);
 }
 
 }  // namespace plumber::runtime

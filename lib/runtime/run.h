@@ -14,7 +14,7 @@
 
 #include "base/env.h"
 #include "base/status.h"
-#include "pipeline.pb.h"
+#include "pipeline/program_graph.h"
 #include "runtime/storage.h"
 #include "trace.pb.h"
 
@@ -74,13 +74,13 @@ struct RunResult {
   schema::Snapshot final_snapshot;
 };
 
-// Runs `pipeline` (valid). Returns an error only when the run could not
+// Runs `program`. Returns an error only when the run could not
 // start writing its trace; failures of the pipeline itself come back as a
 // RunResult with end_status "error", after the trace got its final
 // snapshot and end record. A trace write that fails later (a full disk)
 // stops the run at once: it ends with end_status "error" and an IOError
 // naming the trace file, which keeps every snapshot written before.
-StatusOr<RunResult> RunPipeline(Env* env, const schema::Pipeline& pipeline, const RunConfig& config);
+StatusOr<RunResult> RunPipeline(Env* env, const ProgramGraph& program, const RunConfig& config);
 
 // The machine description for the trace header.
 schema::Machine DescribeMachine(Env* env, const StorageOptions& storage);

@@ -346,7 +346,6 @@ StatusOr<DatasetPtr> MakeReader(const schema::Node& node, NodeCounters* c, NodeD
 StatusOr<DatasetPtr> MakeRangeDataset(const schema::Node& node, NodeCounters* c, NodeDeps, const BuildContext&) {
   const auto& p = node.range();
   const int64_t step = p.has_step() ? p.step() : 1;
-  if (step == 0) return Status::InvalidArgument("range.step must not be 0");
   return DatasetPtr(std::make_shared<RangeDataset>(node.name(), c, p.start(), p.stop(), step));
 }
 

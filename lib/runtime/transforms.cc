@@ -733,8 +733,7 @@ class CacheDataset final : public UnaryDataset {
 
 StatusOr<DatasetPtr> MakeMapDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps, const BuildContext&) {
   PLUMBER_ASSIGN_OR_RETURN(Udf udf, Udf::Make(node.map().udf()));
-  const int p = node.map().has_parallelism() ? node.map().parallelism() : 1;
-  if (p < 1) return Status::InvalidArgument("map.parallelism must be >= 1");
+  const int p = NodeParallelism(node);
   const bool det = !node.map().has_deterministic() || node.map().deterministic();
   return DatasetPtr(std::make_shared<MapDataset>(node, c, deps.inputs.at(0), std::move(udf), p, det));
 }
@@ -745,7 +744,6 @@ StatusOr<DatasetPtr> MakeFilterDataset(const schema::Node& node, NodeCounters* c
 }
 
 StatusOr<DatasetPtr> MakeShuffleDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps, const BuildContext&) {
-  if (node.shuffle().buffer_size() < 1) return Status::InvalidArgument("shuffle.buffer_size must be >= 1");
   return DatasetPtr(std::make_shared<ShuffleDataset>(node, c, deps.inputs.at(0)));
 }
 
@@ -754,16 +752,11 @@ StatusOr<DatasetPtr> MakeRepeatDataset(const schema::Node& node, NodeCounters* c
 }
 
 StatusOr<DatasetPtr> MakeBatchDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps, const BuildContext&) {
-  if (node.batch().batch_size() < 1) return Status::InvalidArgument("batch.batch_size must be >= 1");
-  if (node.batch().has_parallelism() && node.batch().parallelism() < 1) {
-    return Status::InvalidArgument("batch.parallelism must be >= 1");
-  }
   return DatasetPtr(std::make_shared<BatchDataset>(node, c, deps.inputs.at(0)));
 }
 
 StatusOr<DatasetPtr> MakePaddedBatchDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps,
                                             const BuildContext&) {
-  if (node.padded_batch().batch_size() < 1) return Status::InvalidArgument("padded_batch.batch_size must be >= 1");
   return DatasetPtr(std::make_shared<PaddedBatchDataset>(node, c, deps.inputs.at(0)));
 }
 

@@ -4,6 +4,7 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -505,9 +506,74 @@ class Add final : public ComponentOp {
 
 }  // namespace
 
+namespace {
+
+using UdfFactory = StatusOr<std::unique_ptr<UdfOp>> (*)(const Args& a, const std::string& op);
+
+template <typename Op>
+StatusOr<std::unique_ptr<UdfOp>> Plain(const Args& a, const std::string&) {
+  return std::unique_ptr<UdfOp>(new Op(a));
+}
+
+StatusOr<std::unique_ptr<UdfOp>> MakeDecodeJpeg(const Args& a, const std::string&) {
+  const double ch = a.Number("channels", 3);
+  if (ch != 1 && ch != 3) return Status::InvalidArgument("decode_jpeg: channels must be 1 or 3");
+  return std::unique_ptr<UdfOp>(new DecodeJpeg(a));
+}
+
+template <typename Op>
+StatusOr<std::unique_ptr<UdfOp>> Sized(const Args& a, const std::string& op) {
+  PLUMBER_RETURN_IF_ERROR(a.Require("height"));
+  PLUMBER_RETURN_IF_ERROR(a.Require("width"));
+  if (a.Number("height", 0) < 1 || a.Number("width", 0) < 1) {
+    return Status::InvalidArgument(op + ": height and width must be >= 1");
+  }
+  return std::unique_ptr<UdfOp>(new Op(a));
+}
+
+StatusOr<std::unique_ptr<UdfOp>> MakeDecompress(const Args& a, const std::string&) {
+  PLUMBER_RETURN_IF_ERROR(a.Require("format"));
+  PLUMBER_ASSIGN_OR_RETURN(Codec codec, ParseCodec(a.String("format", "")));
+  if (codec == Codec::kNone) return Status::InvalidArgument("decompress: format must be gzip, zlib or zstd");
+  return std::unique_ptr<UdfOp>(new DecompressOp(a, codec));
+}
+
+StatusOr<std::unique_ptr<UdfOp>> MakeTokenize(const Args& a, const std::string&) {
+  if (a.Number("vocab_size", 1) < 1) return Status::InvalidArgument("tokenize: vocab_size must be >= 1");
+  return std::unique_ptr<UdfOp>(new Tokenize(a));
+}
+
+// An hour per element is already absurd; the bound keeps the burn's
+// iteration count far from overflow.
+template <typename Op>
+StatusOr<std::unique_ptr<UdfOp>> Timed(const Args& a, const std::string& op) {
+  PLUMBER_RETURN_IF_ERROR(a.CheckRange("micros", 0, 3.6e9, /*whole=*/false));
+  PLUMBER_RETURN_IF_ERROR(a.Require("micros"));
+  if (a.Number("micros", 0) < 0) return Status::InvalidArgument(op + ": micros must be >= 0");
+  return std::unique_ptr<UdfOp>(new Op(a));
+}
+
+// One implementation per row of the UDF op table (lib/pipeline/udf_table.h);
+// the registry test checks that none is missing.
+constexpr std::array<std::pair<std::string_view, UdfFactory>, 12> kUdfFactories = {{
+    {"parse_example", &Plain<ParseExample>},
+    {"decode_jpeg", &MakeDecodeJpeg},
+    {"random_crop", &Sized<RandomCrop>},
+    {"random_flip_left_right", &Plain<RandomFlip>},
+    {"resize", &Sized<Resize>},
+    {"normalize", &Plain<Normalize>},
+    {"decompress", &MakeDecompress},
+    {"tokenize", &MakeTokenize},
+    {"length_filter", &Plain<LengthFilter>},
+    {"cpu_burn", &Timed<CpuBurn>},
+    {"sleep", &Timed<Sleep>},
+    {"add", &Plain<Add>},
+}};
+
+}  // namespace
+
 StatusOr<std::unique_ptr<UdfOp>> MakeUdfOp(const schema::UdfOp& spec) {
   const Args a(spec);
-  const std::string& op = spec.op();
   constexpr double kMaxSide = 1 << 20;           // pixels per image side
   constexpr double kMaxWhole = 9007199254740992;  // 2^53: exact in a double
   PLUMBER_RETURN_IF_ERROR(a.CheckRange("component", 0, 1 << 20));
@@ -515,45 +581,10 @@ StatusOr<std::unique_ptr<UdfOp>> MakeUdfOp(const schema::UdfOp& spec) {
   PLUMBER_RETURN_IF_ERROR(a.CheckRange("width", 1, kMaxSide));
   PLUMBER_RETURN_IF_ERROR(a.CheckRange("seed", 0, kMaxWhole));
   PLUMBER_RETURN_IF_ERROR(a.CheckRange("vocab_size", 1, kMaxWhole));
-  // An hour per element is already absurd; the bound keeps the burn's
-  // iteration count far from overflow.
-  if (op == "cpu_burn" || op == "sleep") PLUMBER_RETURN_IF_ERROR(a.CheckRange("micros", 0, 3.6e9, /*whole=*/false));
-  if (op == "parse_example") return std::unique_ptr<UdfOp>(new ParseExample(a));
-  if (op == "decode_jpeg") {
-    const double ch = a.Number("channels", 3);
-    if (ch != 1 && ch != 3) return Status::InvalidArgument("decode_jpeg: channels must be 1 or 3");
-    return std::unique_ptr<UdfOp>(new DecodeJpeg(a));
+  for (const auto& [name, factory] : kUdfFactories) {
+    if (name == spec.op()) return factory(a, spec.op());
   }
-  if (op == "random_crop" || op == "resize") {
-    PLUMBER_RETURN_IF_ERROR(a.Require("height"));
-    PLUMBER_RETURN_IF_ERROR(a.Require("width"));
-    if (a.Number("height", 0) < 1 || a.Number("width", 0) < 1) {
-      return Status::InvalidArgument(op + ": height and width must be >= 1");
-    }
-    if (op == "resize") return std::unique_ptr<UdfOp>(new Resize(a));
-    return std::unique_ptr<UdfOp>(new RandomCrop(a));
-  }
-  if (op == "random_flip_left_right") return std::unique_ptr<UdfOp>(new RandomFlip(a));
-  if (op == "normalize") return std::unique_ptr<UdfOp>(new Normalize(a));
-  if (op == "decompress") {
-    PLUMBER_RETURN_IF_ERROR(a.Require("format"));
-    PLUMBER_ASSIGN_OR_RETURN(Codec codec, ParseCodec(a.String("format", "")));
-    if (codec == Codec::kNone) return Status::InvalidArgument("decompress: format must be gzip, zlib or zstd");
-    return std::unique_ptr<UdfOp>(new DecompressOp(a, codec));
-  }
-  if (op == "tokenize") {
-    if (a.Number("vocab_size", 1) < 1) return Status::InvalidArgument("tokenize: vocab_size must be >= 1");
-    return std::unique_ptr<UdfOp>(new Tokenize(a));
-  }
-  if (op == "length_filter") return std::unique_ptr<UdfOp>(new LengthFilter(a));
-  if (op == "cpu_burn" || op == "sleep") {
-    PLUMBER_RETURN_IF_ERROR(a.Require("micros"));
-    if (a.Number("micros", 0) < 0) return Status::InvalidArgument(op + ": micros must be >= 0");
-    if (op == "sleep") return std::unique_ptr<UdfOp>(new Sleep(a));
-    return std::unique_ptr<UdfOp>(new CpuBurn(a));
-  }
-  if (op == "add") return std::unique_ptr<UdfOp>(new Add(a));
-  return Status::InvalidArgument("unknown UDF op '" + op + "'");
+  return Status::InvalidArgument("unknown UDF op '" + spec.op() + "'");
 }
 
 StatusOr<Udf> Udf::Make(const google::protobuf::RepeatedPtrField<schema::UdfOp>& specs) {

@@ -1,5 +1,5 @@
 // The UDF op library: the named ops a map or filter applies to each element
-// (every row of AllUdfOps() in traceio/op_registry.cc has one). Arguments
+// (every row of the UDF op table, lib/pipeline/udf_table.h, has one). Arguments
 // are checked when the op is built, so Apply only fails on bad data. Random
 // ops draw from a generator seeded by their seed, the element's position in
 // the pass and the epoch, so a run is reproducible whatever the parallelism.

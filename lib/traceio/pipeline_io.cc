@@ -1,7 +1,5 @@
-// Pipeline files: parse (JSON or binary by content), validate, write
-// atomically.
-#include <set>
-
+// Pipeline files: parse (JSON or binary by content), load into a validated
+// program graph, write atomically.
 #include "traceio/pipeline_io.h"
 
 namespace plumber {
@@ -22,16 +20,10 @@ StatusOr<schema::Pipeline> ParsePipeline(std::string_view bytes, const std::stri
   return p;
 }
 
-StatusOr<schema::Pipeline> LoadPipeline(Env* env, const std::string& path) {
+StatusOr<ProgramGraph> LoadProgram(Env* env, const std::string& path) {
   PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path, uint64_t{1} << 30));
   PLUMBER_ASSIGN_OR_RETURN(schema::Pipeline p, ParsePipeline(bytes, path));
-  auto problems = ValidatePipeline(p);
-  if (!problems.empty()) {
-    std::string msg = path + ": " + problems.front().ToString();
-    if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
-    return Status::InvalidArgument(msg);
-  }
-  return p;
+  return ProgramGraph::Build(std::move(p), path);
 }
 
 std::string SerializePipeline(const schema::Pipeline& pipeline, Encoding encoding) {
@@ -41,19 +33,6 @@ std::string SerializePipeline(const schema::Pipeline& pipeline, Encoding encodin
 
 Status WritePipeline(Env* env, const std::string& path, const schema::Pipeline& pipeline, Encoding encoding) {
   return WriteFileAtomically(env, path, SerializePipeline(pipeline, encoding));
-}
-
-std::string OutputNodeName(const schema::Pipeline& pipeline) {
-  if (!pipeline.output().empty()) return pipeline.output();
-  std::set<std::string> consumed;
-  for (const auto& node : pipeline.nodes()) {
-    for (const auto& in : node.inputs()) consumed.insert(in);
-    if (node.op() == "interleave") consumed.insert(node.interleave().function());
-  }
-  for (const auto& node : pipeline.nodes()) {
-    if (!consumed.count(node.name())) return node.name();
-  }
-  return "";
 }
 
 }  // namespace plumber

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "trace.pb.h"
-#include "traceio/pipeline_io.h"
+#include "pipeline/validate.h"
 
 namespace plumber {
 

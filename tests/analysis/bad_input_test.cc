@@ -11,6 +11,7 @@
 
 #include "base/env.h"
 #include "trace_builder.h"
+#include "pipeline/validate.h"
 #include "traceio/trace_io.h"
 
 namespace plumber::analysis {

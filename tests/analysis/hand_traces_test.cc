@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "analysis/model.h"
-#include "analysis/report.h"
+#include "analysis/analyze.h"
+#include "report/analysis_format.h"
 
 namespace plumber::analysis {
 namespace {
@@ -18,7 +18,7 @@ json Run(const std::string& name) {
   const std::string path = std::string(PLUMBER_SOURCE_DIR) + "/testdata/traces/" + name;
   auto report = AnalyzeTraceFile(Env::Default(), path, {});
   REQUIRE(report.ok());
-  return json::parse(FormatReportJson(*report));
+  return json::parse(report::FormatAnalysisJson(*report));
 }
 
 // 1e-9 relative, as the README's numbers are exact.

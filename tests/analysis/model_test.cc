@@ -24,14 +24,14 @@ bool Rel(double got, double want, double tol = 1e-9) {
   return want == 0 ? got == 0 : std::fabs(got - want) <= tol * std::fabs(want);
 }
 
-bool HasFinding(const Report& r, const std::string& text) {
+bool HasFinding(const Analysis& r, const std::string& text) {
   for (const auto& f : r.findings) {
     if (f.find(text) != std::string::npos) return true;
   }
   return false;
 }
 
-const NodeModel& N(const Report& r, const std::string& name) {
+const NodeModel& N(const Analysis& r, const std::string& name) {
   const NodeModel* m = r.Find(name);
   REQUIRE(m != nullptr);
   return *m;
@@ -104,7 +104,7 @@ struct SampleResult {
   // sampling of k of N files, from the whole population's spread.
   double true_stderr = 0;
   SourceEstimate est;
-  Report report;
+  Analysis report;
 };
 
 // n files whose sizes are uniform in mean x [1 - spread, 1 + spread], records
@@ -210,7 +210,7 @@ TEST_CASE("Sampling: a single file gives an estimate but no interval", "[analysi
   CHECK_FALSE(s.est.interval_known);
   CHECK_FALSE(N(s.report, "read").cardinality.interval_known);
   CHECK(HasFinding(s.report, "single file"));
-  const std::string json = FormatReportJson(s.report);
+  const std::string json = report::FormatAnalysisJson(s.report);
   CHECK(json.find("\"dataset_bytes_interval\": null") != std::string::npos);
   CHECK(json.find("\"cardinality_interval\": null") != std::string::npos);
 }
@@ -251,7 +251,7 @@ TEST_CASE("Zero-CPU node: unbounded rate, never a zero bound", "[analysis][desig
   CHECK(Rel(*r->cpu_bound_uncapped, 4 / (0.01 + 0.005)));
   CHECK(r->bottleneck == "source");
   CHECK(r->ranking.back() == "free");
-  const std::string json = FormatReportJson(*r);
+  const std::string json = report::FormatAnalysisJson(*r);
   CHECK(json.find("\"rate_per_core\": null") != std::string::npos);
 }
 
@@ -270,13 +270,13 @@ TEST_CASE("Zero-CPU pipeline: no CPU bound at all, reported as null", "[analysis
   CHECK_FALSE(r->cpu_bound.has_value());
   CHECK_FALSE(r->predicted_throughput.has_value());
   CHECK(r->bottleneck.empty());
-  const auto j = FormatReportJson(*r);
+  const auto j = report::FormatAnalysisJson(*r);
   CHECK(j.find("\"predicted_throughput\": null") != std::string::npos);
   CHECK(j.find("\"bottleneck\": null") != std::string::npos);
 }
 
 // Builds a two-snapshot trace where every node produced `el` elements.
-Report Flat(const std::string& program, const std::vector<std::string>& names, int64_t el = 100) {
+Analysis Flat(const std::string& program, const std::vector<std::string>& names, int64_t el = 100) {
   TraceBuilder b(program);
   for (int t = 1; t <= 2; ++t) {
     auto& s = b.Snapshot(t);
@@ -299,7 +299,7 @@ TEST_CASE("Randomness comes from declared random ops, not from attributes named 
   // list_files carries a seed but does not shuffle; a node is even named
   // "seed"; resize has no random draw. Only random_flip_left_right is random,
   // and it declares no seed at all.
-  const Report r = Flat(R"({"name": "rnd", "nodes": [
+  const Analysis r = Flat(R"({"name": "rnd", "nodes": [
     {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"], "seed": 42, "shuffle": false}},
     {"name": "read", "op": "tfrecord", "inputs": ["files"]},
     {"name": "seed", "op": "map", "inputs": ["read"],
@@ -324,7 +324,7 @@ TEST_CASE("Randomness comes from declared random ops, not from attributes named 
 }
 
 TEST_CASE("Randomness: shuffle and shuffled list_files make everything above them uncacheable", "[analysis][design8]") {
-  const Report r = Flat(R"({"name": "shuf", "nodes": [
+  const Analysis r = Flat(R"({"name": "shuf", "nodes": [
     {"name": "source", "op": "range", "range": {"stop": 1000}},
     {"name": "mix", "op": "shuffle", "inputs": ["source"], "shuffle": {"buffer_size": 10}},
     {"name": "batch", "op": "batch", "inputs": ["mix"], "batch": {"batch_size": 10}}]})",
@@ -335,7 +335,7 @@ TEST_CASE("Randomness: shuffle and shuffled list_files make everything above the
   CHECK_FALSE(N(r, "batch").cacheable);
   CHECK(r.cache_node == "source");
 
-  const Report f = Flat(R"({"name": "lf", "nodes": [
+  const Analysis f = Flat(R"({"name": "lf", "nodes": [
     {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"], "shuffle": true}},
     {"name": "read", "op": "tfrecord", "inputs": ["files"]},
     {"name": "batch", "op": "batch", "inputs": ["read"], "batch": {"batch_size": 10}}]})",
@@ -387,7 +387,7 @@ TEST_CASE("Cardinality follows take, skip, filter's measured ratio, repeat(k), b
   // bytes per element of batch: 800 / 14 per element.
   CHECK(Rel(*N(*r, "batch").materialized_bytes, 86 * 800.0 / 14));
   CHECK(r->cache_node == "batch");
-  const auto j = FormatReportJson(*r);
+  const auto j = report::FormatAnalysisJson(*r);
   CHECK(j.find("\"cardinality\": null") != std::string::npos);
 }
 
@@ -525,7 +525,7 @@ TEST_CASE("Max cores: sequential 1, parallel ops the machine, function nodes the
   TraceBuilder b(R"({"name": "caps", "nodes": [
     {"name": "files", "op": "list_files", "list_files": {"files": ["a", "b"]}},
     {"name": "read", "op": "tfrecord"},
-    {"name": "wide", "op": "interleave", "inputs": ["files"],
+    {"name": "wide", "op": "interleave", "inputs": ["narrow"],
      "interleave": {"function": "read", "cycle_length": 16, "parallelism": 4}},
     {"name": "narrow_read", "op": "tfrecord"},
     {"name": "narrow", "op": "interleave", "inputs": ["files"],
@@ -603,7 +603,7 @@ TEST_CASE("A binary trace is streamed and analysed exactly like its JSON form", 
   REQUIRE(from_json.ok());
   REQUIRE(from_pb.ok());
   from_pb->source = from_json->source;
-  CHECK(FormatReportJson(*from_pb) == FormatReportJson(*from_json));
+  CHECK(report::FormatAnalysisJson(*from_pb) == report::FormatAnalysisJson(*from_json));
   std::filesystem::remove_all(dir);
 }
 

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/model.h"
-#include "analysis/report.h"
+#include "analysis/analyze.h"
+#include "report/analysis_format.h"
 #include "trace.pb.h"
 #include "traceio/pipeline_io.h"
 
@@ -58,7 +58,7 @@ class TraceBuilder {
     return *n;
   }
 
-  StatusOr<Report> Analyze(const AnalysisOptions& options = {}) const {
+  StatusOr<Analysis> Analyze(const AnalysisOptions& options = {}) const {
     return AnalyzeTrace(trace_, options, "synthetic.json");
   }
 
@@ -68,7 +68,7 @@ class TraceBuilder {
 
 // Every number the report holds is finite: unbounded and unknown values
 // must be std::nullopt (JSON null), never Inf or NaN.
-inline void RequireFinite(const Report& r) {
+inline void RequireFinite(const Analysis& r) {
   auto ok = [](double v) { return std::isfinite(v); };
   auto opt = [&](const std::optional<double>& v) { return !v || ok(*v); };
   CHECK(ok(r.observed_throughput));
@@ -92,7 +92,7 @@ inline void RequireFinite(const Report& r) {
     CHECK(opt(m.materialized_bytes));
     if (m.cardinality.finite()) CHECK((ok(m.cardinality.value) && ok(m.cardinality.lo) && ok(m.cardinality.hi)));
   }
-  const std::string json = FormatReportJson(r);
+  const std::string json = report::FormatAnalysisJson(r);
   CHECK(json.find("NaN") == std::string::npos);
   CHECK(json.find("Infinity") == std::string::npos);
 }

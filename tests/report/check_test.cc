@@ -7,18 +7,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "analysis/analyze.h"
 #include "report/check.h"
 
 namespace plumber::report {
 namespace {
 
-analysis::Report Analyze(const std::string& name) {
+analysis::Analysis Analyze(const std::string& name) {
   auto r = analysis::AnalyzeTraceFile(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/testdata/traces/" + name, {});
   REQUIRE(r.ok());
   return std::move(*r);
 }
 
-CheckOutcome Eval(const analysis::Report& r, const CheckConditions& c, const analysis::Report* base = nullptr) {
+CheckOutcome Eval(const analysis::Analysis& r, const CheckConditions& c, const analysis::Analysis* base = nullptr) {
   auto out = EvaluateCheck(r, base, c);
   REQUIRE(out.ok());
   return std::move(*out);

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "analysis/analyze.h"
 #include "report/diff.h"
 #include "report/graph.h"
 #include "report/manual.h"
@@ -78,9 +79,7 @@ TEST_CASE("closeness is 1 at the bottleneck and falls with capacity", "[graph]")
 TEST_CASE("dot and html name every node and edge", "[graph]") {
   auto r = analysis::AnalyzeTraceFile(Env::Default(), Path("testdata/traces/image.json"), {});
   REQUIRE(r.ok());
-  auto header = ReadTraceHeader(Env::Default(), Path("testdata/traces/image.json"));
-  REQUIRE(header.ok());
-  const std::string dot = FormatDot(header->program(), *r);
+  const std::string dot = FormatDot(*r);
   CHECK(dot.find("\"decode\" -> \"batch\" [label=\"32\"]") != std::string::npos);
   CHECK(dot.find("\"read\" -> \"shards\" [style=dashed") != std::string::npos);
   CHECK(dot.find("BOTTLENECK") != std::string::npos);
@@ -88,11 +87,22 @@ TEST_CASE("dot and html name every node and edge", "[graph]") {
   CHECK(dot.find("\"decode\" [label=\"decode\\nmap x1") != std::string::npos);
   CHECK(dot.find("fillcolor=\"0.000 0.55 0.95\", penwidth=2.5") != std::string::npos);
 
-  const std::string html = FormatHtml(header->program(), *r, nullptr);
+  REQUIRE_FALSE(r->plan.has_value());  // the programs were not solved
+  const std::string html = FormatHtml(*r);
   CHECK(html.find("<svg id=\"pipeline-graph\"") != std::string::npos);
   CHECK(html.find("<svg id=\"roofline\"") != std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("No program was solved") != std::string::npos);
+
+  // With its programs solved, the page shows the plan's cores per stage.
+  analysis::AnalysisOptions solve;
+  solve.solve_programs = true;
+  auto planned = analysis::AnalyzeTraceFile(Env::Default(), Path("testdata/traces/image.json"), solve);
+  REQUIRE(planned.ok());
+  REQUIRE(planned->plan.has_value());
+  const std::string with_plan = FormatHtml(*planned);
+  CHECK(with_plan.find("No program was solved") == std::string::npos);
+  CHECK(with_plan.find("Cores the throughput program gives each stage") != std::string::npos);
   for (const auto& f : r->findings) {
     // Findings are escaped, never raw HTML.
     if (f.find('<') == std::string::npos) CHECK(html.find(f) != std::string::npos);

@@ -8,11 +8,14 @@
 
 #include "rewrite/rewriter.h"
 #include "trace_builder.h"
-#include "traceio/op_registry.h"
+#include "pipeline/op_table.h"
+#include "pipeline/validate.h"
 #include "traceio/pipeline_io.h"
 
 using namespace plumber;
 using namespace plumber::rewrite;
+using analysis::MakePlan;
+using analysis::PlanOptions;
 using analysis::testing::Counters;
 using analysis::testing::TraceBuilder;
 
@@ -48,7 +51,7 @@ TraceBuilder CpuTrace(bool repeat, int cores, int64_t available_memory = int64_t
   int total = 0;
   for (const auto& n : p.nodes()) {
     const OpDef* def = FindOp(n.op());
-    if (def && def->parallelizable) total += NodeParallelism(n);
+    if (def && def->parallelizable()) total += NodeParallelism(n);
   }
   return total;
 }
@@ -56,7 +59,7 @@ TraceBuilder CpuTrace(bool repeat, int cores, int64_t available_memory = int64_t
 StatusOr<RewriteResult> RewriteOf(TraceBuilder& b, analysis::AnalysisOptions opt = {}) {
   auto report = b.Analyze(opt);
   if (!report.ok()) return report.status();
-  return Rewrite(b.header(), *report);
+  return Rewrite(*report);
 }
 
 }  // namespace
@@ -66,7 +69,7 @@ TEST_CASE("the plan without cache equals the analysis' closed form", "[rewrite]"
     TraceBuilder b = CpuTrace(false, cores);
     auto report = b.Analyze();
     REQUIRE(report.ok());
-    auto plan = MakePlan(b.header(), *report);
+    auto plan = MakePlan(*report);
     REQUIRE(plan.ok());
     INFO("cores " << cores);
     // c = 0.032 (burn) + 0.001 (batch) + 0.001 (src, sequential: 1000/s max).
@@ -112,7 +115,7 @@ TEST_CASE("rounded parallelism never exceeds the core budget", "[rewrite][budget
     int multi = 0, knobs = 0;
     for (const auto& n : r->pipeline.nodes()) {
       const OpDef* def = FindOp(n.op());
-      if (!def || !def->parallelizable) continue;
+      if (!def || !def->parallelizable()) continue;
       ++knobs;
       if (NodeParallelism(n) > 1) multi += NodeParallelism(n);
     }
@@ -170,7 +173,7 @@ TEST_CASE("a zero-CPU node does not zero the plan", "[rewrite]") {
   TraceBuilder b = CpuTrace(true, 8);  // 'again' (repeat) has no CPU at all
   auto report = b.Analyze();
   REQUIRE(report.ok());
-  auto plan = MakePlan(b.header(), *report);
+  auto plan = MakePlan(*report);
   REQUIRE(plan.ok());
   CHECK(plan->throughput_without_cache == Approx(8 / 0.034));
 }
@@ -272,7 +275,7 @@ TEST_CASE("degenerate inputs give clear messages", "[rewrite]") {
   auto report = b.Analyze();
   REQUIRE(report.ok());
   report->cores = 0;
-  auto plan = MakePlan(b.header(), *report);
+  auto plan = MakePlan(*report);
   REQUIRE_FALSE(plan.ok());
   CHECK_THAT(plan.status().message(), Catch::Contains("no cores"));
 }
@@ -305,7 +308,7 @@ TEST_CASE("a file cache when memory is short and the disk has room", "[rewrite][
   RewriteOptions options;
   options.plan.file_cache_dir = "/var/cache/plumber";
   options.plan.file_cache_free_bytes = 10e9;
-  auto r = Rewrite(b.header(), *report, options);
+  auto r = Rewrite(*report, options);
   REQUIRE(r.ok());
   CHECK(r->plan.cache_node == "burn");
   CHECK(r->plan.cache_file == "/var/cache/plumber/burn.plumber-cache");
@@ -321,7 +324,7 @@ TEST_CASE("a file cache when memory is short and the disk has room", "[rewrite][
 
   // No disk room: only what fits in memory (the 25.6 kB source).
   options.plan.file_cache_free_bytes = 100e6;
-  r = Rewrite(b.header(), *report, options);
+  r = Rewrite(*report, options);
   REQUIRE(r.ok());
   CHECK(r->plan.cache_node == "src");
   CHECK(r->plan.cache_file.empty());
@@ -332,7 +335,7 @@ TEST_CASE("a file cache when memory is short and the disk has room", "[rewrite][
   auto slow_report = b.Analyze(slow);
   REQUIRE(slow_report.ok());
   options.plan.file_cache_free_bytes = 10e9;
-  r = Rewrite(b.header(), *slow_report, options);
+  r = Rewrite(*slow_report, options);
   REQUIRE(r.ok());
   CHECK(r->plan.cache_file.empty());
 }

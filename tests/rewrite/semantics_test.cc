@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "analysis/model.h"
+#include "analysis/analyze.h"
 #include "base/crc32c.h"
 #include "rewrite/rewriter.h"
 #include "runtime/datagen.h"
@@ -36,10 +36,18 @@ std::string Signature(const runtime::Element& e) {
   return s;
 }
 
+// The validated graph of a pipeline the test holds.
+ProgramGraph Graph(const schema::Pipeline& p) {
+  auto g = ProgramGraph::Build(p, "test pipeline");
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
 Drained Drain(const schema::Pipeline& p, const std::string& base_dir) {
   runtime::Storage storage(Env::Default(), runtime::StorageOptions{});
   runtime::RunContext ctx{&storage, false};
-  auto program = runtime::Program::Build(p, runtime::BuildContext{Env::Default(), base_dir});
+  auto program = runtime::Program::Build(Graph(p), runtime::BuildContext{Env::Default(), base_dir});
   INFO(program.status().ToString());
   REQUIRE(program.ok());
   auto it = (*program)->output()->MakeIterator(runtime::IterCtx{&ctx, nullptr, nullptr});
@@ -67,7 +75,7 @@ rewrite::RewriteResult TraceAndRewrite(const schema::Pipeline& p, const std::str
   config.trace_path = dir + "/trace.pb";
   config.base_dir = dir;
   config.tool_version = "test";
-  auto run = runtime::RunPipeline(Env::Default(), p, config);
+  auto run = runtime::RunPipeline(Env::Default(), Graph(p), config);
   REQUIRE(run.ok());
   INFO(run->error.ToString());
   REQUIRE(run->end_status != "error");
@@ -77,9 +85,7 @@ rewrite::RewriteResult TraceAndRewrite(const schema::Pipeline& p, const std::str
   auto report = analysis::AnalyzeTraceFile(Env::Default(), config.trace_path, opt);
   INFO(report.status().ToString());
   REQUIRE(report.ok());
-  auto header = ReadTraceHeader(Env::Default(), config.trace_path);
-  REQUIRE(header.ok());
-  auto result = rewrite::Rewrite(*header, *report);
+  auto result = rewrite::Rewrite(*report);
   INFO(result.status().ToString());
   REQUIRE(result.ok());
   return std::move(result).value();
@@ -102,7 +108,7 @@ class TempDir {
 schema::Pipeline Parse(const std::string& json) {
   auto p = ParsePipeline(json, "test.json");
   REQUIRE(p.ok());
-  REQUIRE(ValidatePipeline(*p).empty());
+  Graph(*p);  // valid
   return *p;
 }
 

@@ -31,7 +31,7 @@ TEST_CASE("latency-bound reading scales with read parallelism", "[calibrate]") {
   StorageOptions storage;
   storage.read_latency_ns = 10'000'000;  // 10 ms per request
   storage.request_bytes = 4096;          // small requests: latency dominates
-  auto points = MeasureSourceBandwidth(Env::Default(), *p, dir.path(), storage, 0.4, {1, 4});
+  auto points = MeasureSourceBandwidth(Env::Default(), Graph(*p), dir.path(), storage, 0.4, {1, 4});
   INFO(points.status().ToString());
   REQUIRE(points.ok());
   REQUIRE(points->size() == 2);
@@ -45,7 +45,7 @@ TEST_CASE("latency-bound reading scales with read parallelism", "[calibrate]") {
 TEST_CASE("calibration needs a reader under an interleave", "[calibrate]") {
   auto p = ParsePipeline(R"({"nodes": [{"name": "src", "op": "range", "range": {"stop": 10}}]})", "t.json");
   REQUIRE(p.ok());
-  auto points = MeasureSourceBandwidth(Env::Default(), *p, "", StorageOptions{}, 0.1);
+  auto points = MeasureSourceBandwidth(Env::Default(), Graph(*p), "", StorageOptions{}, 0.1);
   REQUIRE_FALSE(points.ok());
   CHECK(points.status().code() == Status::Code::kFailedPrecondition);
   CHECK_THAT(points.status().message(), Catch::Contains("interleave"));

@@ -90,7 +90,7 @@ TEST_CASE("a file deleted after list_files globbed it ends the run naming the no
     REQUIRE(::unlink(victim.c_str()) == 0);
   };
   const RunConfig config = ShardConfig(dir);
-  auto result = RunPipeline(&env, ShardPipeline(), config);
+  auto result = RunPipeline(&env, Graph(ShardPipeline()), config);
   REQUIRE(result.ok());
   CHECK(result->end_status == "error");
   CHECK(result->error.code() == Status::Code::kNotFound);
@@ -112,7 +112,7 @@ TEST_CASE("a file truncated after the glob ends the run with a torn record at it
   HookEnv env;
   env.on_glob = [&](const std::vector<std::string>&) { std::filesystem::resize_file(victim, 10 * kFrame + 50); };
   const RunConfig config = ShardConfig(dir);
-  auto result = RunPipeline(&env, ShardPipeline(), config);
+  auto result = RunPipeline(&env, Graph(ShardPipeline()), config);
   REQUIRE(result.ok());
   CHECK(result->end_status == "error");
   CHECK(result->error.code() == Status::Code::kCorruption);
@@ -137,7 +137,7 @@ TEST_CASE("a file that shrinks while it is read ends the run with an error at th
   // Small requests, so that the cut is met in the middle of the file rather
   // than in the first request.
   config.storage.request_bytes = 512;
-  auto result = RunPipeline(&env, ShardPipeline(), config);
+  auto result = RunPipeline(&env, Graph(ShardPipeline()), config);
   REQUIRE(result.ok());
   CHECK(result->end_status == "error");
   CHECK(result->error.code() == Status::Code::kCorruption);
@@ -177,7 +177,7 @@ TEST_CASE("a disk that fills up under the trace stops the run with an error nami
   probe.trace_path = dir.File("probe.pb");
   probe.batches = 20;
   probe.snapshot_every_seconds = 0.01;
-  REQUIRE(RunPipeline(Env::Default(), Burn(), probe).ok());
+  REQUIRE(RunPipeline(Env::Default(), Graph(Burn()), probe).ok());
   auto probe_bytes = ReadFileToString(Env::Default(), probe.trace_path);
   REQUIRE(probe_bytes.ok());
   const uint64_t head = kTracePreambleBytes + FramedAt(*probe_bytes, kTracePreambleBytes);
@@ -198,7 +198,7 @@ TEST_CASE("a disk that fills up under the trace stops the run with an error nami
     config.seconds = 60;  // the run must stop at the failure, long before
     config.snapshot_every_seconds = 0.01;
     const auto t0 = std::chrono::steady_clock::now();
-    auto result = RunPipeline(&env, Burn(), config);
+    auto result = RunPipeline(&env, Graph(Burn()), config);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     REQUIRE(result.ok());
     CHECK(secs < 20);
@@ -237,7 +237,7 @@ TEST_CASE("a disk too full for the trace's header fails the run before it starts
   RunConfig config;
   config.trace_path = path;
   config.seconds = 60;
-  auto result = RunPipeline(&env, Burn(), config);
+  auto result = RunPipeline(&env, Graph(Burn()), config);
   REQUIRE_FALSE(result.ok());
   CHECK(result.status().code() == Status::Code::kIOError);
   CHECK_THAT(result.status().message(), Catch::Contains(path) && Catch::Contains("No space left on device"));

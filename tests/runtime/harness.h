@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "pipeline/validate.h"
 #include "runtime/program.h"
 #include "traceio/pipeline_io.h"
 
@@ -49,6 +50,15 @@ inline schema::Pipeline Chain(const std::vector<std::string>& nodes, const std::
   return *p;
 }
 
+// The validated graph of a pipeline the test wrote; the test fails if it
+// is invalid.
+inline ProgramGraph Graph(const schema::Pipeline& p) {
+  auto g = ProgramGraph::Build(p, "test pipeline");
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
 // Builds a program and opens its output.
 class Harness {
  public:
@@ -56,7 +66,12 @@ class Harness {
   explicit Harness(const schema::Pipeline& p, StorageOptions so = {}, bool tracing = true, std::string base_dir = "",
                    Env* env = Env::Default())
       : storage_(env, so), ctx_{&storage_, tracing} {
-    auto prog = Program::Build(p, BuildContext{env, std::move(base_dir)});
+    auto graph = ProgramGraph::Build(p, "test pipeline");
+    if (!graph.ok()) {
+      build_status_ = graph.status();
+      return;
+    }
+    auto prog = Program::Build(*graph, BuildContext{env, std::move(base_dir)});
     if (!prog.ok()) {
       build_status_ = prog.status();
       return;

@@ -1,8 +1,9 @@
-// Every op of the shared op tables has a runtime implementation, and the
-// runtime's self-description agrees with the tables.
+// Every op of the op tables has a runtime implementation, and the runtime's
+// self-description agrees with the tables.
 #include "harness.h"
+#include "pipeline/op_table.h"
+#include "pipeline/udf_table.h"
 #include "runtime/udf.h"
-#include "traceio/op_registry.h"
 
 namespace plumber::runtime::testing {
 namespace {
@@ -10,9 +11,11 @@ namespace {
 TEST_CASE("every dataset op of AllOps() has a factory", "[registry]") {
   for (const auto& op : AllOps()) {
     INFO(op.name);
-    CHECK(FindDatasetFactory(op.name) != nullptr);
+    CHECK(FindDatasetFactory(op) != nullptr);
   }
-  CHECK(FindDatasetFactory("no_such_op") == nullptr);
+  OpDef unknown;
+  unknown.params_case = schema::Node::PARAMS_NOT_SET;
+  CHECK(FindDatasetFactory(unknown) == nullptr);
 }
 
 TEST_CASE("every UDF op of AllUdfOps() builds with its required arguments", "[registry]") {

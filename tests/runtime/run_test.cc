@@ -14,7 +14,7 @@
 #include "harness.h"
 #include "runtime/datagen.h"
 #include "runtime/run.h"
-#include "traceio/op_registry.h"
+#include "pipeline/op_table.h"
 #include "traceio/trace_check.h"
 #include "traceio/trace_io.h"
 
@@ -26,11 +26,10 @@ const char* kBurnJson = R"({"name":"burn","nodes":[
   {"name":"burn","op":"map","inputs":["src"],"map":{"udf":[{"op":"cpu_burn","args":{"micros":200}}]}},
   {"name":"batch","op":"batch","inputs":["burn"],"batch":{"batch_size":8}}]})";
 
-schema::Pipeline Parse(const std::string& json) {
+ProgramGraph ParseGraph(const std::string& json) {
   auto p = ParsePipeline(json, "test");
   REQUIRE(p.ok());
-  REQUIRE(ValidatePipeline(*p).empty());
-  return *p;
+  return Graph(*p);
 }
 
 void ExpectValidTrace(const schema::Trace& t) {
@@ -47,7 +46,7 @@ TEST_CASE("a run writes header, periodic snapshots and an end record", "[run]") 
   config.trace_path = dir.File("t.pb");
   config.tool_version = "9.9.9";
   config.storage.read_bandwidth = 5e6;
-  auto result = RunPipeline(Env::Default(), Parse(kBurnJson), config);
+  auto result = RunPipeline(Env::Default(), ParseGraph(kBurnJson), config);
   REQUIRE(result.ok());
   CHECK(result->end_status == "ok");
   CHECK(result->batches == 40);
@@ -85,7 +84,7 @@ TEST_CASE("snapshots keep a period shorter than the monitor's 20 ms tick", "[run
   config.seconds = 0.5;
   config.snapshot_every_seconds = 0.01;
   config.trace_path = dir.File("t.pb");
-  auto result = RunPipeline(Env::Default(), Parse(kBurnJson), config);
+  auto result = RunPipeline(Env::Default(), ParseGraph(kBurnJson), config);
   REQUIRE(result.ok());
   auto trace = ReadTrace(Env::Default(), config.trace_path);
   REQUIRE(trace.ok());
@@ -105,13 +104,13 @@ TEST_CASE("a run stops at its time limit, and at the end of data", "[run]") {
   RunConfig config;
   config.seconds = 0.3;
   const auto t0 = std::chrono::steady_clock::now();
-  auto timed = RunPipeline(Env::Default(), Parse(kBurnJson), config);
+  auto timed = RunPipeline(Env::Default(), ParseGraph(kBurnJson), config);
   REQUIRE(timed.ok());
   CHECK(timed->end_status == "ok");
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 3.0);
   CHECK(timed->batches > 0);
 
-  auto finite = RunPipeline(Env::Default(), Parse(R"({"nodes":[{"name":"r","op":"range","range":{"stop":10}},
+  auto finite = RunPipeline(Env::Default(), ParseGraph(R"({"nodes":[{"name":"r","op":"range","range":{"stop":10}},
       {"name":"b","op":"batch","inputs":["r"],"batch":{"batch_size":4}}]})"), RunConfig{});
   REQUIRE(finite.ok());
   CHECK(finite->end_status == "end_of_data");
@@ -126,7 +125,7 @@ TEST_CASE("a stop request ends the run as interrupted", "[run]") {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     stop.store(true);
   });
-  auto r = RunPipeline(Env::Default(), Parse(kBurnJson), config);
+  auto r = RunPipeline(Env::Default(), ParseGraph(kBurnJson), config);
   stopper.join();
   REQUIRE(r.ok());
   CHECK(r->end_status == "interrupted");
@@ -139,7 +138,7 @@ TEST_CASE("a missing input file ends the run with a clear error and a final snap
   RunConfig config;
   config.trace_path = dir.File("t.pb");
   config.base_dir = dir.path();
-  auto p = LoadPipeline(Env::Default(), dir.File("p.json"));
+  auto p = LoadProgram(Env::Default(), dir.File("p.json"));
   REQUIRE(p.ok());
   auto r = RunPipeline(Env::Default(), *p, config);
   REQUIRE(r.ok());
@@ -411,10 +410,10 @@ TEST_CASE("every shipped example runs on plumber gen data", "[run][examples]") {
     auto json = ReadFileToString(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/" + name + ".json");
     REQUIRE(json.ok());
     WriteText(dir.File(std::string(name) + ".json"), *json);
-    auto p = LoadPipeline(Env::Default(), dir.File(std::string(name) + ".json"));
+    auto p = LoadProgram(Env::Default(), dir.File(std::string(name) + ".json"));
     REQUIRE(p.ok());
     // Naive as shipped: nothing runs in parallel.
-    for (const auto& node : p->nodes()) CHECK(NodeParallelism(node) == 1);
+    for (const auto& node : p->program().nodes()) CHECK(NodeParallelism(node) == 1);
     RunConfig config;
     config.batches = 2;
     config.base_dir = dir.path();

@@ -89,7 +89,7 @@ TEST_CASE("a read error injected through the Env names the node and the file", "
   FaultyEnv env;
   Storage storage(&env, {});
   RunContext ctx{&storage, true};
-  auto program = Program::Build(Chain({R"({"name":"t","op":"tfrecord","tfrecord":{"files":[")" + path + R"("]}})"}),
+  auto program = Program::Build(Graph(Chain({R"({"name":"t","op":"tfrecord","tfrecord":{"files":[")" + path + R"("]}})"})),
                                 BuildContext{&env, ""});
   REQUIRE(program.ok());
   auto it = (*program)->output()->MakeIterator(IterCtx{&ctx, nullptr, nullptr});

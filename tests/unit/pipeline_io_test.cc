@@ -3,6 +3,7 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include "pipeline/validate.h"
 #include "sample.h"
 #include "traceio/trace_io.h"
 

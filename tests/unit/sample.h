@@ -12,9 +12,9 @@ namespace plumber::testing {
 inline std::string TestdataPath(const std::string& rel) { return std::string(PLUMBER_SOURCE_DIR) + "/testdata/" + rel; }
 
 inline schema::Pipeline LoadTestPipeline(const std::string& rel) {
-  auto p = LoadPipeline(Env::Default(), TestdataPath(rel));
+  auto p = LoadProgram(Env::Default(), TestdataPath(rel));
   if (!p.ok()) throw std::runtime_error(p.status().ToString());
-  return *p;
+  return p->program();
 }
 
 // The cpu pipeline with `snapshots` snapshots one second apart, counters

@@ -1,16 +1,14 @@
 // From the analysis model to the LP and MILP of lib/lp, and back.
-#include "rewrite/planner.h"
+#include "analysis/plan.h"
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
+#include "analysis/analysis.h"
 #include "lp/cache_choice.h"
 #include "lp/throughput.h"
-#include "traceio/op_registry.h"
-#include "traceio/pipeline_io.h"
 
-namespace plumber::rewrite {
+namespace plumber::analysis {
 namespace {
 
 // Effective bandwidth of a concave curve at parallelism p.
@@ -37,59 +35,36 @@ const StagePlan* Plan::Find(const std::string& name) const {
   return nullptr;
 }
 
-StatusOr<PlanGraph> BuildPlanGraph(const schema::TraceHeader& header, const analysis::Report& report,
-                                   bool structural_caps) {
-  const schema::Pipeline& program = header.program();
-  std::unordered_map<std::string, int> index;
-  for (int i = 0; i < program.nodes_size(); ++i) index[program.nodes(i).name()] = i;
-  // repeated[i]: a repeat that re-reads i's output lies between i and the
-  // output. Relaxed to a fixed point over the consumer edges.
-  std::vector<std::vector<int>> consumers(program.nodes_size());
-  for (int i = 0; i < program.nodes_size(); ++i) {
-    const schema::Node& node = program.nodes(i);
-    for (const auto& in : node.inputs()) consumers[index.at(in)].push_back(i);
-    if (node.op() == "interleave") {
-      auto it = index.find(node.interleave().function());
-      if (it != index.end()) consumers[it->second].push_back(i);
-    }
-  }
-  auto repeats = [&](int j) {
-    const schema::Node& node = program.nodes(j);
-    if (node.op() != "repeat") return false;
-    const int64_t count = node.repeat().has_count() ? node.repeat().count() : -1;
-    return count == -1 || count > 1;
-  };
-  std::vector<bool> repeated(program.nodes_size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int i = 0; i < program.nodes_size(); ++i) {
-      if (repeated[i]) continue;
-      for (int j : consumers[i]) {
-        if (repeats(j) || repeated[j]) {
-          repeated[i] = true;
-          changed = true;
-          break;
-        }
-      }
-    }
+StatusOr<PlanGraph> BuildPlanGraph(const Analysis& report, bool structural_caps) {
+  const ProgramGraph& program = report.program_graph();
+  const int n = program.size();
+  // repeated[i]: a node that re-reads its input (a repeat) lies between i
+  // and the output. Consumers come before their inputs in reverse
+  // topological order, so one pass settles it.
+  std::vector<bool> repeated(n, false);
+  const auto& order = program.topological_order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int j = *it;
+    const OpDef& op = program.op(j);
+    const bool rereads = op.rereads_input != nullptr && op.rereads_input(program.node(j));
+    if (!rereads && !repeated[j]) continue;
+    for (int i : program.children(j)) repeated[i] = true;
   }
 
   PlanGraph graph;
-  for (int i = 0; i < program.nodes_size(); ++i) {
-    const schema::Node& node = program.nodes(i);
-    const analysis::NodeModel* m = report.Find(node.name());
-    if (m == nullptr) return Status::Internal("plan: the model has no node '" + node.name() + "'");
-    const OpDef* def = FindOp(node.op());
+  for (int i = 0; i < n; ++i) {
+    const NodeModel* m = report.Find(program.name(i));
+    if (m == nullptr) return Status::Internal("plan: the model has no node '" + program.name(i) + "'");
     StagePlan stage;
-    stage.name = node.name();
+    stage.name = program.name(i);
     stage.interleave = m->interleave;
-    stage.parallelizable = (def && def->parallelizable) || !m->interleave.empty();
+    stage.parallelizable = program.op(i).parallelizable() || !m->interleave.empty();
     stage.max_cores = structural_caps ? (stage.parallelizable ? report.cores : 1.0) : m->max_cores;
     stage.cpu_seconds_per_minibatch = m->steady_state_cost ? m->cpu_seconds_per_minibatch : 0.0;
     graph.stages.push_back(stage);
 
     lp::CacheNode cn;
-    cn.name = node.name();
+    cn.name = stage.name;
     cn.cpu_seconds_per_minibatch = stage.cpu_seconds_per_minibatch;
     cn.max_cores = stage.max_cores;
     cn.storage_bytes_per_minibatch = m->steady_state_cost ? m->disk_bytes_per_minibatch : 0.0;
@@ -98,16 +73,15 @@ StatusOr<PlanGraph> BuildPlanGraph(const schema::TraceHeader& header, const anal
     cn.cacheable = m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value() && repeated[i];
     if (m->cacheable && m->interleave.empty() && !repeated[i]) ++graph.read_once;
     cn.materialized_bytes = cn.cacheable ? m->materialized_hi.value_or(*m->materialized_bytes) : 0.0;
-    cn.consumers = consumers[i];
+    cn.consumers = program.consumers(i);
     graph.nodes.push_back(cn);
   }
-  graph.root = index.at(OutputNodeName(program));
+  graph.root = program.output();
   return graph;
 }
 
-StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const schema::TraceHeader& header,
-                                                    const analysis::Report& report, double target) {
-  PLUMBER_ASSIGN_OR_RETURN(PlanGraph graph, BuildPlanGraph(header, report, /*structural_caps=*/true));
+StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const Analysis& report, double target) {
+  PLUMBER_ASSIGN_OR_RETURN(PlanGraph graph, BuildPlanGraph(report, /*structural_caps=*/true));
   lp::ProvisionProblem problem;
   problem.nodes = std::move(graph.nodes);
   problem.root = graph.root;
@@ -121,7 +95,18 @@ StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const schema::TraceHeader& h
   return problem;
 }
 
-StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Report& report, const PlanOptions& options) {
+StatusOr<Provisioning> PlanProvisioning(const Analysis& analysis, double target, const lp::ResourcePrices& prices) {
+  PLUMBER_ASSIGN_OR_RETURN(lp::ProvisionProblem problem, MakeProvisionProblem(analysis, target));
+  problem.prices = prices;
+  Provisioning p;
+  p.target = target;
+  p.prices = prices;
+  PLUMBER_ASSIGN_OR_RETURN(p.machine, lp::SolveProvisioning(problem));
+  if (!p.machine.cached.empty()) p.cache_node = problem.nodes[p.machine.cached.front()].name;
+  return p;
+}
+
+StatusOr<Plan> MakePlan(const Analysis& report, const PlanOptions& options) {
   if (report.cores <= 0) return Status::InvalidArgument("plan: the machine has no cores (give --cores)");
 
   Plan plan;
@@ -129,7 +114,7 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
   plan.cache_budget_bytes = report.cache_budget_bytes;
   plan.disk_bandwidth = report.disk_bandwidth;
 
-  const auto& curve = header.machine().bandwidth_curve();
+  const auto& curve = report.header.machine().bandwidth_curve();
   const bool has_curve = curve.pieces_size() > 0;
   // The most readers a rewrite would open: one per core is plenty for
   // latency-bound storage, and keeps the program bounded.
@@ -144,7 +129,7 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
     bandwidth = bandwidth > 0 ? std::min(bandwidth, curve_max) : curve_max;
   }
 
-  PLUMBER_ASSIGN_OR_RETURN(PlanGraph graph, BuildPlanGraph(header, report, options.structural_caps));
+  PLUMBER_ASSIGN_OR_RETURN(PlanGraph graph, BuildPlanGraph(report, options.structural_caps));
   plan.stages = graph.stages;
   lp::CacheProblem cache;
   cache.cores = report.cores;
@@ -199,7 +184,7 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
     auto file_plan = lp::SolveCacheChoice(on_disk, options.lp);
     if (file_plan.ok() && !file_plan->cached.empty()) {
       const int k = file_plan->cached.front();
-      const analysis::NodeModel* m = report.Find(cache.nodes[k].name);
+      const NodeModel* m = report.Find(cache.nodes[k].name);
       double x = file_plan->throughput;
       if (hard_limit > 0 && m != nullptr && m->bytes_per_element) {
         // Reading the cache back: its bytes per minibatch join what the
@@ -251,4 +236,4 @@ StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Repor
   return plan;
 }
 
-}  // namespace plumber::rewrite
+}  // namespace plumber::analysis

@@ -2,7 +2,8 @@
 // and the field, since that is what lets a user fix the file.
 #include <catch2/catch.hpp>
 
-#include "sample.h"
+#include "../unit/sample.h"
+#include "pipeline/validate.h"
 
 using namespace plumber;
 
@@ -28,7 +29,7 @@ void ExpectOne(const std::string& json, const std::string& node, const std::stri
 
 TEST_CASE("valid testdata pipelines have no problems", "[validate]") {
   for (const char* name : {"pipelines/image.json", "pipelines/text.json", "pipelines/cpu.json"}) {
-    auto p = LoadPipeline(Env::Default(), testing::TestdataPath(name));
+    auto p = LoadProgram(Env::Default(), testing::TestdataPath(name));
     INFO(name);
     CHECK(p.ok());
   }
@@ -199,8 +200,8 @@ TEST_CASE("wrong input arity", "[validate]") {
             "src2", "inputs", "'range' takes 0 input(s), got 1");
 }
 
-TEST_CASE("LoadPipeline names the file, node and field", "[validate]") {
-  auto r = LoadPipeline(Env::Default(), testing::TestdataPath("bad/cycle.json"));
+TEST_CASE("LoadProgram names the file, node and field", "[validate]") {
+  auto r = LoadProgram(Env::Default(), testing::TestdataPath("bad/cycle.json"));
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Catch::StartsWith(testing::TestdataPath("bad/cycle.json") + ": node '"));
 }

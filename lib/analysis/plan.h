@@ -1,7 +1,8 @@
 // The plan: what the optimizer would do with a traced pipeline on a given
-// machine. It turns the analysis model into the plain structs of lib/lp,
-// solves the throughput LP (no cache) and the cache MILP, and says how many
-// cores each stage should get, where to cache, and how wide to read.
+// machine, the bound the GLPK programs put on it. It turns the analysis
+// model into the plain structs of lib/lp, solves the throughput LP (no
+// cache) and the cache MILP, and says how many cores each stage should get,
+// where to cache, and how wide to read. lib/rewrite applies it.
 //
 // A cache only pays when its elements are read again: a candidate must have
 // a repeat (count -1 or > 1) somewhere between it and the output. The
@@ -17,14 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "analysis/model.h"
 #include "base/status.h"
 #include "lp/cache_choice.h"
 #include "lp/linear_program.h"
 #include "lp/provisioning.h"
-#include "trace.pb.h"
 
-namespace plumber::rewrite {
+namespace plumber::analysis {
+
+struct Analysis;
 
 struct PlanOptions {
   bool allow_cache = true;
@@ -92,17 +93,25 @@ struct PlanGraph {
   // Nodes that could be cached but are read only once.
   int read_once = 0;
 };
-StatusOr<PlanGraph> BuildPlanGraph(const schema::TraceHeader& header, const analysis::Report& report,
-                                   bool structural_caps);
+StatusOr<PlanGraph> BuildPlanGraph(const Analysis& analysis, bool structural_caps);
 
 // The provisioning program for reaching `target` minibatches/s (see
 // lp/provisioning.h), over the same graph as the plan.
-StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const schema::TraceHeader& header,
-                                                    const analysis::Report& report, double target);
+StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const Analysis& analysis, double target);
 
-// `header` gives the program and the machine's bandwidth curve; `report`
-// the model (with any --cores/--mem/--disk-bandwidth what-ifs applied).
-StatusOr<Plan> MakePlan(const schema::TraceHeader& header, const analysis::Report& report,
-                        const PlanOptions& options = {});
+// The least-cost machine that reaches `target` at `prices`, and where it
+// caches (empty: no cache pays off). FailedPrecondition, with the reason,
+// when no machine reaches it.
+struct Provisioning {
+  double target = 0;
+  lp::ResourcePrices prices;
+  lp::ProvisionPlan machine;
+  std::string cache_node;
+};
+StatusOr<Provisioning> PlanProvisioning(const Analysis& analysis, double target, const lp::ResourcePrices& prices);
 
-}  // namespace plumber::rewrite
+// The analysis gives the program, the machine's bandwidth curve and the
+// model (with any --cores/--mem/--disk-bandwidth what-ifs applied).
+StatusOr<Plan> MakePlan(const Analysis& analysis, const PlanOptions& options = {});
+
+}  // namespace plumber::analysis

@@ -1,22 +1,20 @@
-// Formatting of plans and rewrites. Numbers in text use three significant
-// digits; JSON carries them whole.
-#include "rewrite/rewrite_report.h"
+// Formatting of plans and rewrites; see rewrite_format.h.
+#include "report/rewrite_format.h"
 
 #include <algorithm>
 #include <cstdio>
 
+#include "base/number_format.h"
 #include "base/units.h"
 
-namespace plumber::rewrite {
+namespace plumber::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using analysis::Plan;
+using rewrite::RewriteResult;
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
+std::string Num(double v) { return FormatSignificant(v, 4); }
 
 std::string Rate(double v) { return Num(v) + " minibatches/s"; }
 
@@ -129,4 +127,4 @@ std::string RewriteText(const RewriteResult& r, const std::string& trace, const 
   return out;
 }
 
-}  // namespace plumber::rewrite
+}  // namespace plumber::report

@@ -1,5 +1,5 @@
-// Text, markdown and JSON renderings of an analysis Report; see report.h.
-#include "analysis/report.h"
+// Text, markdown and JSON renderings of an Analysis; see analysis_format.h.
+#include "report/analysis_format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,12 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/number_format.h"
 #include "base/units.h"
+#include "report/rewrite_format.h"
+#include "report/table.h"
 
-namespace plumber::analysis {
+namespace plumber::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using analysis::Analysis;
+using analysis::Limit;
+using analysis::LimitName;
+using analysis::NodeModel;
 
 Json Opt(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
@@ -64,17 +71,7 @@ Json NodeJson(const NodeModel& m) {
   return j;
 }
 
-// Compact human numbers: 4 significant digits, no exponent below a million.
-std::string Fmt(double v) {
-  char buf[64];
-  if (v != 0 && (std::fabs(v) >= 1e7 || std::fabs(v) < 1e-3)) {
-    std::snprintf(buf, sizeof buf, "%.3e", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  }
-  return buf;
-}
-std::string Fmt(const std::optional<double>& v, const char* none) { return v ? Fmt(*v) : none; }
+std::string Fmt(double v) { return FormatNumber(v); }std::string Fmt(const std::optional<double>& v, const char* none) { return v ? Fmt(*v) : none; }
 std::string Rate(const std::optional<double>& v) { return v ? Fmt(*v) + " minibatches/s" : "unbounded"; }
 
 std::string CardText(const NodeModel& m) {
@@ -89,45 +86,7 @@ std::string CardText(const NodeModel& m) {
   return s;
 }
 
-struct Table {
-  std::vector<std::string> head;
-  std::vector<std::vector<std::string>> rows;
-
-  std::string Text() const {
-    std::vector<size_t> w(head.size());
-    for (size_t c = 0; c < head.size(); ++c) {
-      w[c] = head[c].size();
-      for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
-    }
-    std::string out;
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string l = " ";
-      for (size_t c = 0; c < cells.size(); ++c) {
-        l += " " + cells[c];
-        if (c + 1 < cells.size()) l += std::string(w[c] - cells[c].size() + 1, ' ');
-      }
-      out += l + "\n";
-    };
-    line(head);
-    for (const auto& r : rows) line(r);
-    return out;
-  }
-  std::string Markdown() const {
-    std::string out = "|";
-    for (const auto& h : head) out += " " + h + " |";
-    out += "\n|";
-    for (size_t c = 0; c < head.size(); ++c) out += "---|";
-    out += "\n";
-    for (const auto& r : rows) {
-      out += "|";
-      for (const auto& cell : r) out += " " + cell + " |";
-      out += "\n";
-    }
-    return out;
-  }
-};
-
-Table RankedTable(const Report& r) {
+Table RankedTable(const Analysis& r) {
   Table t;
   t.head = {"RANK",       "NODE",        "OP",       "PAR",          "VISITS",    "CPU MS/MB", "RATE/CORE",
             "CORES USED", "SCALED RATE", "BYTES/EL", "MATERIALIZED", "CACHEABLE", "LIMIT"};
@@ -143,7 +102,7 @@ Table RankedTable(const Report& r) {
   return t;
 }
 
-std::vector<std::pair<std::string, std::string>> Summary(const Report& r) {
+std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
   std::vector<std::pair<std::string, std::string>> s;
   s.push_back({"window", Fmt(r.window_start_seconds) + " s to " + Fmt(r.window_end_seconds) + " s (" +
                              Fmt(r.window_seconds) + " s, " + std::to_string(r.minibatches) + " minibatches, " +
@@ -173,7 +132,7 @@ std::vector<std::pair<std::string, std::string>> Summary(const Report& r) {
 
 }  // namespace
 
-std::string FormatReportJson(const Report& r) {
+std::string FormatAnalysisJson(const Analysis& r) {
   Json j;
   j["observed_throughput"] = Num(r.observed_throughput);
   j["predicted_throughput"] = Opt(r.predicted_throughput);
@@ -224,10 +183,11 @@ std::string FormatReportJson(const Report& r) {
   j["sources"] = sources;
   j["findings"] = r.findings;
   j["warnings"] = r.warnings;
+  j["plan"] = r.plan ? PlanJson(*r.plan) : Json(nullptr);
   return j.dump(2) + "\n";
 }
 
-std::string FormatReportText(const Report& r) {
+std::string FormatAnalysisText(const Analysis& r) {
   std::string out = "plumber analyze: " + r.source + " (program '" + r.program + "')\n";
   for (const auto& [k, v] : Summary(r)) {
     char buf[32];
@@ -241,10 +201,11 @@ std::string FormatReportText(const Report& r) {
     out += "\nwarnings:\n";
     for (const auto& w : r.warnings) out += "  - " + w + "\n";
   }
+  if (r.plan) out += "\nplan (GLPK; what `plumber rewrite` could reach):\n" + PlanText(*r.plan);
   return out;
 }
 
-std::string FormatReportMarkdown(const Report& r) {
+std::string FormatAnalysisMarkdown(const Analysis& r) {
   std::string out = "# plumber analyze: `" + r.source + "`\n\nProgram `" + r.program + "`.\n\n";
   for (const auto& [k, v] : Summary(r)) out += "- **" + k + "**: " + v + "\n";
   out += "\n## Ranking (slowest first; rates in minibatches/s)\n\n" + RankedTable(r).Markdown();
@@ -254,10 +215,11 @@ std::string FormatReportMarkdown(const Report& r) {
     out += "\n## Warnings\n\n";
     for (const auto& w : r.warnings) out += "- " + w + "\n";
   }
+  if (r.plan) out += "\n## Plan (GLPK, what a rewrite could reach)\n\n```\n" + PlanText(*r.plan) + "```\n";
   return out;
 }
 
-std::string FormatRankText(const Report& r, int top) {
+std::string FormatRankText(const Analysis& r, int top) {
   Table t;
   t.head = {"RANK", "NODE", "OP", "SCALED RATE", "CORES NOW", "MAX CORES", "RATE/CORE", "LIMIT"};
   const int n = top > 0 ? std::min<int>(top, static_cast<int>(r.ranking.size())) : static_cast<int>(r.ranking.size());
@@ -270,7 +232,7 @@ std::string FormatRankText(const Report& r, int top) {
   return "rates in minibatches/s; observed " + Fmt(r.observed_throughput) + "\n" + t.Text();
 }
 
-std::string FormatRankJson(const Report& r, int top) {
+std::string FormatRankJson(const Analysis& r, int top) {
   Json rows = Json::array();
   const int n = top > 0 ? std::min<int>(top, static_cast<int>(r.ranking.size())) : static_cast<int>(r.ranking.size());
   for (int i = 0; i < n; ++i) {
@@ -293,4 +255,4 @@ std::string FormatRankJson(const Report& r, int top) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace plumber::analysis
+}  // namespace plumber::report

@@ -1,0 +1,192 @@
+// The result of analysing a trace (DESIGN.md section 4, the paper's
+// operational analysis), as plain data: what it was computed from (the
+// trace's header, its program graph and the machine as planned for), the
+// per-node model (rates, visit ratios, storage bytes, sizes, cacheability),
+// the bounds and the prediction, the ranking, the cache candidate, the
+// plan of what a rewrite could reach (when asked for), and the findings and
+// warnings in plain language. lib/report turns it into text, markdown,
+// JSON, dot and HTML; lib/rewrite turns it into a pipeline.
+//
+// Unbounded and unknown quantities are std::nullopt, never Inf or NaN.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/plan.h"
+#include "analysis/window.h"
+#include "lp/linear_program.h"
+#include "pipeline/cardinality.h"
+#include "pipeline/program_graph.h"
+#include "trace.pb.h"
+
+namespace plumber::analysis {
+
+struct AnalysisOptions {
+  WindowSpec window;
+  // What-if overrides of the machine the trace recorded.
+  std::optional<int> cores;
+  std::optional<uint64_t> memory_bytes;
+  std::optional<double> disk_bandwidth_bytes_per_s;
+  // Share of the free memory a cache may take: the rest is headroom for
+  // allocator slack and the process itself.
+  double cache_memory_fraction = 0.9;
+  // Ceiling on the memory reading the trace may take (`--max-memory`). A
+  // binary trace is streamed, so only its largest record counts; a JSON
+  // trace is parsed whole. Input over it is refused with ResourceExhausted
+  // before the allocation, naming the file and what to do instead.
+  uint64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  static constexpr uint64_t kDefaultMaxMemoryBytes = uint64_t{4} << 30;
+  // Also solve the GLPK programs: the as-traced prediction from the
+  // throughput LP (reconciled with the closed form, see prediction.h) and
+  // the plan of what a rewrite could reach. analyze, rewrite, provision and
+  // optimize ask for it; rank, check and diff use the closed form alone.
+  bool solve_programs = false;
+  lp::LinearProgram::Options lp;
+};
+
+// What holds a node back in the ranking.
+enum class Limit {
+  kCpu,         // CPU at its current parallelism, which may grow
+  kSequential,  // already at the most cores it can use
+  kStorage,     // the storage bandwidth share it needs is the lower rate
+  kNone,        // costs no CPU and reads nothing: unbounded
+  kCached,      // under a cache and idle in the window: no steady-state cost
+};
+const char* LimitName(Limit limit);
+
+struct NodeModel {
+  std::string name;
+  std::string op;
+  // Enclosing interleave when the node belongs to an interleave function.
+  std::string interleave;
+  int parallelism = 1;
+  // Window deltas.
+  int64_t elements = 0;
+  int64_t bytes = 0;
+  double cpu_seconds = 0;
+  int64_t storage_bytes = 0;
+
+  double visit_ratio = 0;
+  double cpu_seconds_per_minibatch = 0;
+  std::optional<double> rate_per_core;  // nullopt: unbounded (no CPU cost)
+  double cores_used = 0;
+  std::optional<double> bytes_per_element;
+  double disk_bytes_per_minibatch = 0;
+  double cores_now = 1;
+  double max_cores = 1;
+  // What caps max_cores, for the reader ("sequential op", "cycle_length 2
+  // of shards", "8 cores").
+  std::string cap_reason;
+  std::optional<double> scaled_rate;  // nullopt: unbounded
+  Limit limit = Limit::kNone;
+  std::string limit_text;
+
+  Cardinality cardinality;
+  std::optional<double> materialized_bytes;
+  std::optional<double> materialized_lo;
+  std::optional<double> materialized_hi;
+  bool random = false;
+  bool cacheable = false;
+  // A random node at or below this one (empty if none): why it is not
+  // cacheable.
+  std::string random_below;
+  bool steady_state_cost = true;
+  bool reliable = true;  // counters did not go backwards in the window
+  int depth = 0;         // hops from the output node
+};
+
+// Size of the data a reader reads, estimated from the files it completed.
+struct SourceEstimate {
+  std::string node;
+  std::optional<int64_t> files;  // nullopt: unknown (unresolved glob)
+  int64_t files_completed = 0;
+  double mean_file_bytes = 0;
+  double mean_records_per_file = 0;
+  std::optional<double> dataset_bytes;
+  double dataset_bytes_stderr = 0;
+  // The 95% interval is +- this many standard errors (Student's t with
+  // files_completed - 1 degrees of freedom).
+  double interval_multiplier = 0;
+  // False with a single completed file (no spread to measure).
+  bool interval_known = true;
+  double dataset_bytes_lo = 0;
+  double dataset_bytes_hi = 0;
+  bool exact = false;
+};
+
+struct Analysis {
+  std::string source;  // the trace file
+  // The trace's header as recorded (machine, run options); its program is
+  // in `graph`, validated and indexed.
+  schema::TraceHeader header;
+  std::shared_ptr<const ProgramGraph> graph;
+  std::string program;  // the program's name
+
+  double window_start_seconds = 0;
+  double window_end_seconds = 0;
+  double window_seconds = 0;
+  int64_t minibatches = 0;
+  int snapshots = 0;
+  double observed_throughput = 0;
+  // Mean wait of the consumer per Next call on the output, and the share of
+  // the window spent waiting; nullopt when the trace has no root stats.
+  std::optional<double> consumer_wait_seconds;
+  std::optional<double> consumer_wait_fraction;
+
+  // The machine planned for: the trace's, with the what-if overrides.
+  int cores = 0;
+  uint64_t memory_bytes = 0;  // memory a cache may use before the fraction
+  uint64_t total_memory_bytes = 0;
+  std::optional<double> disk_bandwidth;
+  std::string disk_bandwidth_from;  // "--disk-bandwidth", "the trace's read throttle", ...
+  // The bandwidth above was read off the calibrated curve at the traced read
+  // parallelism (not a throttle or --disk-bandwidth), so more readers could
+  // get more of it.
+  bool disk_bandwidth_from_curve = false;
+
+  double cpu_seconds_per_minibatch = 0;
+  double disk_bytes_per_minibatch = 0;
+  std::optional<double> cpu_bound;
+  std::optional<double> cpu_bound_uncapped;
+  std::string cpu_bound_limit;  // "cores" or the node whose cap binds
+  std::optional<double> disk_bound;
+  std::optional<double> predicted_throughput;
+  std::string predicted_limit;  // "cpu" or "disk"
+
+  std::string bottleneck;  // empty when nothing is bounded
+  std::vector<std::string> ranking;
+
+  double cache_budget_bytes = 0;
+  uint64_t buffered_bytes = 0;
+  std::string cache_node;  // empty: none fits
+  double cache_bytes = 0;
+
+  std::vector<NodeModel> nodes;  // program order
+  std::vector<SourceEstimate> sources;
+  // With solve_programs, when anything is bounded: what a rewrite could
+  // reach (structural caps, the cache MILP).
+  std::optional<Plan> plan;
+  std::vector<std::string> findings;
+  std::vector<std::string> warnings;
+
+  // The program graph it was computed from; an Analysis that came from
+  // Analyze always has one.
+  const ProgramGraph& program_graph() const { return *graph; }
+
+  // The node named `name`, or null. Constant time: reports of 100,000-node
+  // programs are looked up once per node. Not safe to call from two
+  // threads at once on one Analysis (it keeps a lazily built index).
+  const NodeModel* Find(const std::string& name) const;
+
+ private:
+  // Name -> position in `nodes`; rebuilt whenever it disagrees with them,
+  // since `nodes` is public and may change after a lookup.
+  mutable std::unordered_map<std::string, size_t> index_;
+};
+
+}  // namespace plumber::analysis

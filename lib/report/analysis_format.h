@@ -1,0 +1,22 @@
+// What `plumber analyze` and `plumber rank` print: an Analysis for people
+// (text, markdown) and scripts (JSON), with the plan section when the
+// analysis solved its programs. The JSON keys of DESIGN.md section 7 are a
+// contract: keys may be added, never renamed. Unbounded or unknown numbers
+// are JSON null. The pictures (dot, HTML) are in graph.h.
+#pragma once
+
+#include <string>
+
+#include "analysis/analysis.h"
+
+namespace plumber::report {
+
+std::string FormatAnalysisJson(const analysis::Analysis& analysis);
+std::string FormatAnalysisText(const analysis::Analysis& analysis);
+std::string FormatAnalysisMarkdown(const analysis::Analysis& analysis);
+
+// The ranking alone (`plumber rank`); top <= 0 means every node.
+std::string FormatRankText(const analysis::Analysis& analysis, int top);
+std::string FormatRankJson(const analysis::Analysis& analysis, int top);
+
+}  // namespace plumber::report

@@ -1,0 +1,91 @@
+// The step table of the optimize loop; see optimize_format.h.
+#include "report/optimize_format.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/number_format.h"
+
+namespace plumber::report {
+namespace {
+
+using optimize::OptimizeResult;
+using optimize::Step;
+
+std::string Num(double v) { return FormatRounded(v); }
+
+std::string ChangeText(const rewrite::Change& c) {
+  if (c.before.empty()) return c.node + ": " + c.what + " " + c.after;
+  return c.node + " " + c.what + " " + c.before + "->" + c.after;
+}
+
+}  // namespace
+
+std::string StepTable(const OptimizeResult& r) {
+  std::string out = fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", "step", "measured", "predicted", "error",
+                                "bottleneck", "changes");
+  for (const auto& s : r.steps) {
+    std::string predicted = s.predicted ? Num(*s.predicted) : "-";
+    std::string error = s.prediction_error() ? fmt::format("{:+.0f}%", 100 * *s.prediction_error()) : "-";
+    std::string measured = Num(s.measured);
+    if (!s.complete) measured += "*";
+    std::string bottleneck = s.bottleneck.empty() ? "-" : s.bottleneck;
+    if (!s.bottleneck_limit.empty()) bottleneck += " (" + s.bottleneck_limit + ")";
+    std::vector<std::string> lines;
+    if (s.index == 0) lines.push_back("(as given)");
+    for (const auto& c : s.changes) lines.push_back(ChangeText(c));
+    if (lines.empty()) lines.push_back("-");
+    out += fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", s.index, measured, predicted, error, bottleneck,
+                       lines.front());
+    for (size_t i = 1; i < lines.size(); ++i) out += fmt::format("{:<61} {}\n", "", lines[i]);
+  }
+  out += "(throughput in minibatches/s; error = (predicted - measured) / measured";
+  bool incomplete = false;
+  for (const auto& s : r.steps) incomplete |= !s.complete;
+  out += incomplete ? "; * run cut short, not eligible as best)\n" : ")\n";
+  if (!r.steps.empty()) {
+    const Step& best = r.best();
+    out += fmt::format("best: step {}, {} minibatches/s", best.index, Num(best.measured));
+    if (r.speedup() > 0 && best.index != 0) out += fmt::format(" ({:.2f}x step 0)", r.speedup());
+    out += "\n";
+  }
+  out += "stopped: " + r.stopped_because + "\n";
+  if (!r.failure.ok()) out += "failure: " + r.failure.ToString() + "\n";
+  return out;
+}
+
+std::string StepJson(const OptimizeResult& r, const std::string& output) {
+  nlohmann::ordered_json j;
+  auto steps = nlohmann::ordered_json::array();
+  for (const auto& s : r.steps) {
+    nlohmann::ordered_json js;
+    js["step"] = s.index;
+    js["measured_throughput"] = s.measured;
+    js["predicted_throughput"] = s.predicted ? nlohmann::ordered_json(*s.predicted) : nullptr;
+    js["prediction_error"] = s.prediction_error() ? nlohmann::ordered_json(*s.prediction_error()) : nullptr;
+    js["bottleneck"] = s.bottleneck.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.bottleneck);
+    js["bottleneck_limit"] =
+        s.bottleneck_limit.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.bottleneck_limit);
+    js["end_status"] = s.end_status;
+    js["complete"] = s.complete;
+    js["trace"] = s.trace_path;
+    auto changes = nlohmann::ordered_json::array();
+    for (const auto& c : s.changes) {
+      changes.push_back({{"node", c.node}, {"what", c.what}, {"before", c.before}, {"after", c.after}, {"why", c.why}});
+    }
+    js["changes"] = std::move(changes);
+    steps.push_back(std::move(js));
+  }
+  j["steps"] = std::move(steps);
+  j["best_step"] = r.best_step;
+  j["best_throughput"] = r.steps.empty() ? 0.0 : r.best().measured;
+  j["initial_throughput"] = r.steps.empty() ? 0.0 : r.steps.front().measured;
+  j["speedup"] = r.speedup();
+  j["interrupted"] = r.interrupted;
+  j["stopped_because"] = r.stopped_because;
+  j["failure"] = r.failure.ok() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.failure.ToString());
+  j["output"] = output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(output);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace plumber::report

@@ -1,0 +1,22 @@
+// What `plumber optimize` and `plumber demo` print about the loop: the step
+// table for people and its JSON form for scripts.
+#pragma once
+
+#include <string>
+
+#include "optimize/optimize_loop.h"
+
+namespace plumber::report {
+
+// One row per step (measured, predicted, error, bottleneck, changes), then
+// the best step and why the loop stopped. Ends in a newline.
+std::string StepTable(const optimize::OptimizeResult& result);
+// The same as JSON (keys are a contract: add freely, never rename):
+// {"steps": [{"step", "measured_throughput", "predicted_throughput",
+//   "prediction_error", "bottleneck", "bottleneck_limit", "end_status",
+//   "trace", "changes": [{"node","what","before","after","why"}]}],
+//  "best_step", "best_throughput", "initial_throughput", "speedup",
+//  "interrupted", "stopped_because", "failure"}
+std::string StepJson(const optimize::OptimizeResult& result, const std::string& output);
+
+}  // namespace plumber::report

@@ -1,0 +1,39 @@
+// The provisioning report; see provision_format.h.
+#include "report/provision_format.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/number_format.h"
+#include "base/units.h"
+
+namespace plumber::report {
+
+std::string FormatProvisionText(const std::string& trace, const analysis::Provisioning& p) {
+  const auto& m = p.machine;
+  std::string out = "plumber provision: " + trace + ", target " + FormatSignificant(p.target, 4) + " minibatches/s\n";
+  out += "  cores:      " + std::to_string(m.cores) + "\n";
+  out += "  memory:     " + units::FormatBytes(m.memory_bytes) +
+         (p.cache_node.empty() ? " (buffers only; no cache pays off)" : " (cache after " + p.cache_node + ")") + "\n";
+  out += "  bandwidth:  " + units::FormatRate(m.bandwidth) + "\n";
+  out += "  cost:       $" + FormatFixed(m.cost_per_hour, 4) + " per hour (cpu $" +
+         FormatSignificant(p.prices.per_core_hour, 4) + "/core-h, mem $" + FormatSignificant(p.prices.per_gb_hour, 4) +
+         "/GB-h, bw $" + FormatSignificant(p.prices.per_100mbps_hour, 4) + "/100MB/s-h)\n";
+  return out;
+}
+
+std::string FormatProvisionJson(const std::string& trace, const analysis::Provisioning& p) {
+  nlohmann::ordered_json j;
+  j["trace"] = trace;
+  j["target_rate"] = p.target;
+  j["cores"] = p.machine.cores;
+  j["memory_bytes"] = p.machine.memory_bytes;
+  j["disk_bandwidth_bytes_per_s"] = p.machine.bandwidth;
+  j["cache"] = p.cache_node.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.cache_node);
+  j["cost_per_hour"] = p.machine.cost_per_hour;
+  j["prices"] = {{"cpu_per_core_hour", p.prices.per_core_hour},
+                 {"mem_per_gb_hour", p.prices.per_gb_hour},
+                 {"bw_per_100mbps_hour", p.prices.per_100mbps_hour}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace plumber::report
