@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages plumber builds and tests with, when any is
 # missing. Safe to run again; needs root (as on CI and a fresh machine).
+#   scripts/deps.sh         what building and `plumber demo` need
+#   scripts/deps.sh --test  that, plus what only tests need (chromium, for
+#                           the HTML report test); scripts/test.sh uses it
+# Test-only packages are kept out of the default list so that the README's
+# first command does not pull a browser onto a machine that only builds.
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -10,6 +15,13 @@ packages=(
   man-db groff-base
   graphviz jq
 )
+test_packages=(chromium)
+for arg in "$@"; do
+  case "$arg" in
+    --test) packages+=("${test_packages[@]}") ;;
+    *) echo "usage: scripts/deps.sh [--test]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,8 @@
 // Env: the seam through which plumber touches files and the clock, after
 // LevelDB's Env. Production code uses Env::Default(); tests substitute an Env
 // that injects faults (short reads, failed writes, a full disk) or a fake
-// clock. Every error names the path it concerns.
+// clock, usually an EnvWrapper over the real one, or the in-memory Env of
+// mem_env.h. Every error names the path it concerns.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +82,41 @@ class Env {
   virtual int64_t NowNanos() = 0;
   // Wall clock, nanoseconds since the Unix epoch.
   virtual int64_t NowUnixNanos() = 0;
+};
+
+// An Env that hands every call to another, after LevelDB's EnvWrapper: a
+// subclass overrides only the calls it changes (a fault, a hook, a counter)
+// and meets the target's real behaviour everywhere else. The target is not
+// owned and must outlive the wrapper. Calls forward as they are, on the
+// caller's thread; the wrapper adds no locking of its own, so it is as
+// thread-safe as its target.
+class EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(Env* target) : target_(target) {}
+
+  Env* target() const { return target_; }
+
+  StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) override {
+    return target_->NewSequentialFile(path);
+  }
+  StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    return target_->NewWritableFile(path);
+  }
+  StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override {
+    return target_->NewAppendableFile(path);
+  }
+  bool FileExists(const std::string& path) override { return target_->FileExists(path); }
+  StatusOr<uint64_t> GetFileSize(const std::string& path) override { return target_->GetFileSize(path); }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    return target_->RenameFile(from, to);
+  }
+  Status RemoveFile(const std::string& path) override { return target_->RemoveFile(path); }
+  StatusOr<std::vector<std::string>> Glob(const std::string& pattern) override { return target_->Glob(pattern); }
+  int64_t NowNanos() override { return target_->NowNanos(); }
+  int64_t NowUnixNanos() override { return target_->NowUnixNanos(); }
+
+ private:
+  Env* const target_;
 };
 
 // A SequentialFile over bytes in memory (which must outlive it), named

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # `plumber analyze --format dot` is a graph Graphviz accepts: dot -Tsvg
 # renders every committed hand trace, and the SVG names each node and shows
-# the bottleneck. Skips (exit 77) when Graphviz is absent, unless
-# PLUMBER_REQUIRE_TOOLS=1 (set by .ci/run, which installs it).
+# the bottleneck. Without Graphviz's dot (or jq, which reads the node
+# names) it fails, saying how to install it, rather than skipping unseen.
 set -u
 bin=$1 src=$2
-if ! command -v dot >/dev/null; then
-  if [ "${PLUMBER_REQUIRE_TOOLS:-0}" = 1 ]; then echo "FAIL: dot (graphviz) is required in CI but missing"; exit 1; fi
-  echo "SKIP: Graphviz 'dot' is not installed (scripts/deps.sh installs it)"; exit 77
-fi
+for tool in dot:graphviz jq:jq; do
+  if ! command -v "${tool%%:*}" >/dev/null; then
+    echo "FAIL: '${tool%%:*}' (Debian package ${tool##*:}) is not installed, and this test needs it."
+    echo "Install it with: scripts/deps.sh   (or: apt-get install --no-install-recommends ${tool##*:})"
+    exit 1
+  fi
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -5,6 +5,7 @@
 // trace must keep every snapshot that was completely written.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 
@@ -17,6 +18,9 @@
 
 namespace plumber::runtime::testing {
 namespace {
+
+using ::plumber::testing::DiskFullEnv;
+using ::plumber::testing::HookEnv;
 
 constexpr int kRecords = 20;
 constexpr size_t kPayload = 200;
@@ -92,6 +96,7 @@ TEST_CASE("a file deleted after list_files globbed it ends the run naming the no
   const RunConfig config = ShardConfig(dir);
   auto result = RunPipeline(&env, Graph(ShardPipeline()), config);
   REQUIRE(result.ok());
+  CHECK(env.glob_hooks() > 0);
   CHECK(result->end_status == "error");
   CHECK(result->error.code() == Status::Code::kNotFound);
   CHECK_THAT(result->error.message(), Catch::Contains("node 'read'") && Catch::Contains(victim));
@@ -114,6 +119,7 @@ TEST_CASE("a file truncated after the glob ends the run with a torn record at it
   const RunConfig config = ShardConfig(dir);
   auto result = RunPipeline(&env, Graph(ShardPipeline()), config);
   REQUIRE(result.ok());
+  CHECK(env.glob_hooks() > 0);
   CHECK(result->end_status == "error");
   CHECK(result->error.code() == Status::Code::kCorruption);
   CHECK_THAT(result->error.message(), Catch::Contains("node 'read'") && Catch::Contains(victim) &&
@@ -130,8 +136,11 @@ TEST_CASE("a file that shrinks while it is read ends the run with an error at th
   HookEnv env;
   // Storage sized the file before opening it: the reader expects all of it
   // and finds it cut after record 7 (plus a few bytes of record 8).
+  std::atomic<int> shrunk{0};
   env.on_open = [&](const std::string& path, int) {
-    if (path == victim) std::filesystem::resize_file(victim, 8 * kFrame + 30);
+    if (path != victim) return;
+    std::filesystem::resize_file(victim, 8 * kFrame + 30);
+    ++shrunk;
   };
   RunConfig config = ShardConfig(dir);
   // Small requests, so that the cut is met in the middle of the file rather
@@ -139,6 +148,8 @@ TEST_CASE("a file that shrinks while it is read ends the run with an error at th
   config.storage.request_bytes = 512;
   auto result = RunPipeline(&env, Graph(ShardPipeline()), config);
   REQUIRE(result.ok());
+  CHECK(env.open_hooks() > 0);
+  CHECK(shrunk.load() > 0);
   CHECK(result->end_status == "error");
   CHECK(result->error.code() == Status::Code::kCorruption);
   CHECK_THAT(result->error.message(),
@@ -239,6 +250,7 @@ TEST_CASE("a disk too full for the trace's header fails the run before it starts
   config.seconds = 60;
   auto result = RunPipeline(&env, Graph(Burn()), config);
   REQUIRE_FALSE(result.ok());
+  CHECK(env.failures() > 0);
   CHECK(result.status().code() == Status::Code::kIOError);
   CHECK_THAT(result.status().message(), Catch::Contains(path) && Catch::Contains("No space left on device"));
 }

@@ -1,5 +1,6 @@
 // The storage seam: counting, throttling (bandwidth and latency), and
 // faults injected through the Env.
+#include <atomic>
 #include <chrono>
 
 #include "fault_env.h"
@@ -11,21 +12,32 @@
 namespace plumber::runtime::testing {
 namespace {
 
-// An Env whose reads of files named *fail* break after 100 bytes.
-class FaultyEnv final : public ForwardingEnv {
+using ::plumber::testing::ShortReadEnv;
+
+// An Env whose reads of files named *fail* break after 100 bytes. Only this
+// file needs it, so it stays here rather than in tests/support.
+class FaultyEnv final : public EnvWrapper {
  public:
+  FaultyEnv() : EnvWrapper(Env::Default()) {}
+
   StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) override {
-    auto f = base_->NewSequentialFile(path);
+    auto f = target()->NewSequentialFile(path);
     if (!f.ok() || path.find("fail") == std::string::npos) return f;
-    return std::unique_ptr<SequentialFile>(new Broken(std::move(f).value()));
+    return std::unique_ptr<SequentialFile>(new Broken(std::move(f).value(), &failures_));
   }
+  // Reads refused so far.
+  int64_t failures() const { return failures_.load(); }
 
  private:
   class Broken final : public SequentialFile {
    public:
-    explicit Broken(std::unique_ptr<SequentialFile> f) : f_(std::move(f)) {}
+    Broken(std::unique_ptr<SequentialFile> f, std::atomic<int64_t>* failures)
+        : f_(std::move(f)), failures_(failures) {}
     Status Read(size_t n, std::string_view* result, char* scratch) override {
-      if (read_ + n > 100) return Status::IOError(f_->path() + ": read: Input/output error (injected)");
+      if (read_ + n > 100) {
+        failures_->fetch_add(1);
+        return Status::IOError(f_->path() + ": read: Input/output error (injected)");
+      }
       read_ += n;
       return f_->Read(n, result, scratch);
     }
@@ -34,8 +46,11 @@ class FaultyEnv final : public ForwardingEnv {
 
    private:
     std::unique_ptr<SequentialFile> f_;
+    std::atomic<int64_t>* failures_;
     size_t read_ = 0;
   };
+
+  std::atomic<int64_t> failures_{0};
 };
 
 std::string WriteRecords(const TempDir& dir, const std::string& name, int n, size_t size) {
@@ -100,6 +115,7 @@ TEST_CASE("a read error injected through the Env names the node and the file", "
   int got = 0;
   while ((s = (*it)->GetNext(&e, &end)).ok() && !end) ++got;
   CHECK(got < 10);
+  CHECK(env.failures() > 0);
   CHECK(s.code() == Status::Code::kIOError);
   CHECK_THAT(s.message(), Catch::Contains("node 't'") && Catch::Contains("will-fail.tfrecord") &&
                               Catch::Contains("injected"));

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/env.h"
+#include "fault_env.h"
 
 using namespace plumber;
 namespace fs = std::filesystem;
@@ -17,49 +18,6 @@ fs::path TempDir() {
   fs::create_directories(dir);
   return dir;
 }
-
-// Fails every write after the first `allowed` appends: a full disk.
-class FullDiskEnv : public Env {
- public:
-  explicit FullDiskEnv(int allowed) : allowed_(allowed) {}
-  StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override {
-    return base_->NewSequentialFile(p);
-  }
-  StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
-    PLUMBER_ASSIGN_OR_RETURN(auto f, base_->NewWritableFile(p));
-    return std::unique_ptr<WritableFile>(new Failing(std::move(f), &allowed_));
-  }
-  StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& p) override {
-    return base_->NewAppendableFile(p);
-  }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  StatusOr<uint64_t> GetFileSize(const std::string& p) override { return base_->GetFileSize(p); }
-  Status RenameFile(const std::string& a, const std::string& b) override { return base_->RenameFile(a, b); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  StatusOr<std::vector<std::string>> Glob(const std::string& p) override { return base_->Glob(p); }
-  int64_t NowNanos() override { return base_->NowNanos(); }
-  int64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
-
- private:
-  class Failing : public WritableFile {
-   public:
-    Failing(std::unique_ptr<WritableFile> f, int* allowed) : f_(std::move(f)), allowed_(allowed) {}
-    Status Append(std::string_view d) override {
-      if ((*allowed_)-- <= 0) return Status::IOError(f_->path() + ": write: No space left on device");
-      return f_->Append(d);
-    }
-    Status Flush() override { return f_->Flush(); }
-    Status Sync() override { return f_->Sync(); }
-    Status Close() override { return f_->Close(); }
-    const std::string& path() const override { return f_->path(); }
-
-   private:
-    std::unique_ptr<WritableFile> f_;
-    int* allowed_;
-  };
-  Env* base_ = Env::Default();
-  int allowed_;
-};
 
 }  // namespace
 
@@ -76,9 +34,11 @@ TEST_CASE("a failed atomic write leaves the old file and no temporary", "[env]")
   fs::create_directories(dir);
   const std::string path = (dir / "out.json").string();
   REQUIRE(WriteFileAtomically(Env::Default(), path, "old contents").ok());
-  FullDiskEnv full(0);
+  // No room at all: the temporary file's first write fails.
+  plumber::testing::DiskFullEnv full("", 0);
   Status s = WriteFileAtomically(&full, path, "new contents");
   REQUIRE_FALSE(s.ok());
+  CHECK(full.failures() > 0);
   CHECK(s.message().find("No space left") != std::string::npos);
   CHECK(*ReadFileToString(Env::Default(), path) == "old contents");
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);

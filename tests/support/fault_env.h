@@ -1,59 +1,41 @@
-// Envs that break the file system on purpose, for the fault-injection tests:
-// reads that come back short, files that vanish or shrink while a run uses
-// them, and a disk that fills up while the trace is written. Each forwards
-// to the real Env and changes only what its test is about, so that the code
-// under test meets real files and real errno texts everywhere else.
+// Envs that break the file system on purpose, shared by every test suite
+// that injects faults: reads that come back short, files that vanish or
+// shrink while a run uses them, and a disk that fills up. Each is an
+// EnvWrapper over a real Env (Env::Default() unless told otherwise) that
+// changes only what its test is about, so that the code under test meets
+// real files and real errno texts everywhere else. Each counts what it
+// injected, so that a test can prove the fault really happened (a fault that
+// never fired would let a broken reader pass).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/env.h"
 
-namespace plumber::runtime::testing {
-
-class ForwardingEnv : public Env {
- public:
-  StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override {
-    return base_->NewSequentialFile(p);
-  }
-  StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
-    return base_->NewWritableFile(p);
-  }
-  StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& p) override {
-    return base_->NewAppendableFile(p);
-  }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  StatusOr<uint64_t> GetFileSize(const std::string& p) override { return base_->GetFileSize(p); }
-  Status RenameFile(const std::string& a, const std::string& b) override { return base_->RenameFile(a, b); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  StatusOr<std::vector<std::string>> Glob(const std::string& p) override { return base_->Glob(p); }
-  int64_t NowNanos() override { return base_->NowNanos(); }
-  int64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
-
- protected:
-  Env* base_ = Env::Default();
-};
+namespace plumber::testing {
 
 // Every Read of a file whose path contains `match` returns at most a few
 // bytes (1, 2, ..., max_bytes, 1, 2, ...) although the file goes on, as
 // read(2) may on a pipe, a network file system or after a signal. Only at
 // the real end does a Read come back empty.
-class ShortReadEnv final : public ForwardingEnv {
+class ShortReadEnv final : public EnvWrapper {
  public:
-  ShortReadEnv(std::string match, size_t max_bytes) : match_(std::move(match)), max_(max_bytes) {}
+  ShortReadEnv(std::string match, size_t max_bytes, Env* target = Env::Default())
+      : EnvWrapper(target), match_(std::move(match)), max_(max_bytes) {}
 
   StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) override {
-    auto f = base_->NewSequentialFile(path);
+    auto f = target()->NewSequentialFile(path);
     if (!f.ok() || path.find(match_) == std::string::npos) return f;
     return std::unique_ptr<SequentialFile>(new Short(std::move(f).value(), max_, &short_reads_));
   }
-  // Reads that returned fewer bytes than asked for and were not empty: the
-  // test's proof that the fault was really injected.
+  // Reads that returned fewer bytes than asked for and were not empty.
   int64_t short_reads() const { return short_reads_.load(); }
 
  private:
@@ -85,46 +67,61 @@ class ShortReadEnv final : public ForwardingEnv {
 
 // Runs callbacks when a file is globbed or opened for reading, so that a
 // test can delete or truncate files at the moment a run has committed to
-// them.
-class HookEnv final : public ForwardingEnv {
+// them. Set the callbacks before the Env is used.
+class HookEnv final : public EnvWrapper {
  public:
-  // After a glob, with its matches.
+  explicit HookEnv(Env* target = Env::Default()) : EnvWrapper(target) {}
+
+  // After a successful glob, with its matches.
   std::function<void(const std::vector<std::string>&)> on_glob;
-  // Before a file is opened for reading; `n` counts opens from 0.
+  // Before a file is opened for reading; `n` counts opens from 0. Calls are
+  // serialized, so a callback needs no lock of its own.
   std::function<void(const std::string& path, int n)> on_open;
 
   StatusOr<std::vector<std::string>> Glob(const std::string& pattern) override {
-    auto matched = base_->Glob(pattern);
-    if (matched.ok() && on_glob) on_glob(*matched);
+    auto matched = target()->Glob(pattern);
+    if (matched.ok() && on_glob) {
+      on_glob(*matched);
+      glob_hooks_.fetch_add(1);
+    }
     return matched;
   }
   StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) override {
     if (on_open) {
       std::lock_guard<std::mutex> lock(mu_);
       on_open(path, opens_++);
+      open_hooks_.fetch_add(1);
     }
-    return base_->NewSequentialFile(path);
+    return target()->NewSequentialFile(path);
   }
+
+  // How often on_glob and on_open ran.
+  int64_t glob_hooks() const { return glob_hooks_.load(); }
+  int64_t open_hooks() const { return open_hooks_.load(); }
 
  private:
   std::mutex mu_;
   int opens_ = 0;
+  std::atomic<int64_t> glob_hooks_{0};
+  std::atomic<int64_t> open_hooks_{0};
 };
 
-// Files whose path contains `match` live on a disk with `capacity` bytes
-// left: the write that crosses it stores the part that fits and fails with
-// ENOSPC's text, and every write after it fails the same way, as a full
-// file system does.
-class DiskFullEnv final : public ForwardingEnv {
+// Files opened with NewWritableFile whose path contains `match` ("" for
+// all) each live on a disk with `capacity` bytes left: the write that
+// crosses it stores the part that fits and fails with ENOSPC's text, and
+// every write, flush, sync and close after it fails the same way, as a full
+// file system does. Appendable files are not limited.
+class DiskFullEnv final : public EnvWrapper {
  public:
-  DiskFullEnv(std::string match, uint64_t capacity) : match_(std::move(match)), capacity_(capacity) {}
+  DiskFullEnv(std::string match, uint64_t capacity, Env* target = Env::Default())
+      : EnvWrapper(target), match_(std::move(match)), capacity_(capacity) {}
 
   StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    auto f = base_->NewWritableFile(path);
+    auto f = target()->NewWritableFile(path);
     if (!f.ok() || path.find(match_) == std::string::npos) return f;
     return std::unique_ptr<WritableFile>(new Full(std::move(f).value(), capacity_, &failures_));
   }
-  // Writes refused so far.
+  // Calls refused so far.
   int64_t failures() const { return failures_.load(); }
 
  private:
@@ -169,4 +166,4 @@ class DiskFullEnv final : public ForwardingEnv {
   std::atomic<int64_t> failures_{0};
 };
 
-}  // namespace plumber::runtime::testing
+}  // namespace plumber::testing
