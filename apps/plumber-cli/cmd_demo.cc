@@ -61,25 +61,7 @@ int RunDemo(const DemoFlags& f) {
     Warn("interrupted before any run completed");
     return kExitFailure;
   }
-  const optimize::Step& before = r.steps.front();
-  const optimize::Step& after = r.best();
-  std::cout << fmt::format("before:     {:.1f} minibatches/s\n", before.measured);
-  std::cout << fmt::format("after:      {:.1f} minibatches/s ({:.2f}x)", after.measured, r.speedup());
-  if (after.predicted) std::cout << fmt::format(", predicted {:.1f}", *after.predicted);
-  std::cout << "\n";
-  std::cout << fmt::format("bottleneck: {}{}\n", before.bottleneck.empty() ? "none found" : before.bottleneck,
-                           before.bottleneck_limit.empty() ? "" : " (" + before.bottleneck_limit + ")");
-  std::cout << "changes:\n";
-  int n = 0;
-  for (const auto& s : r.steps) {
-    if (s.index == 0 || s.index > after.index) continue;
-    for (const auto& c : s.changes) {
-      ++n;
-      std::cout << fmt::format("  {} {}: {}{}\n    why: {}\n", c.node, c.what, c.before.empty() ? "" : c.before + " -> ",
-                               c.after, c.why);
-    }
-  }
-  if (n == 0) std::cout << "  none: the pipeline as written was the best measured\n";
+  std::cout << report::DemoSummary(r);
   if (!f.keep.empty()) std::cout << fmt::format("\nfiles kept in {}\n", dir);
   std::cout << "\nOn your own pipeline: plumber optimize PIPELINE.json (man plumber-optimize)\n";
   if (!r.failure.ok()) return ReportError(r.failure);

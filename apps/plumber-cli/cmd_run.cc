@@ -12,12 +12,12 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
 #include "lp/bandwidth_curve.h"
+#include "report/run_format.h"
 #include "runtime/calibrate.h"
 #include "runtime/run.h"
 #include "traceio/pipeline_io.h"
@@ -105,9 +105,8 @@ int RunRun(const RunOptions& opt) {
     std::vector<std::pair<double, double>> xy;
     // With --format json, stdout is the summary alone.
     std::ostream& table = opt.format == "json" ? std::cerr : std::cout;
-    table << "calibration: storage bandwidth by read parallelism\n";
+    table << report::FormatCalibration(*points);
     for (const auto& pt : *points) {
-      table << fmt::format("  {:>3}  {}\n", pt.parallelism, units::FormatRate(pt.bytes_per_s));
       auto* point = config.bandwidth_curve.add_points();
       point->set_parallelism(pt.parallelism);
       point->set_bytes_per_s(pt.bytes_per_s);
@@ -138,30 +137,8 @@ int RunRun(const RunOptions& opt) {
   if (live) std::fprintf(stderr, "\r\033[K");
   if (!result.ok()) return ReportError(result.status());
   const auto& r = *result;
-  const double rate = r.measured_seconds > 0 ? static_cast<double>(r.measured_batches) / r.measured_seconds : 0;
-  if (opt.format == "json") {
-    nlohmann::ordered_json j = {{"pipeline", opt.pipeline},
-                                {"end", r.end_status},
-                                {"batches", r.batches},
-                                {"seconds", r.seconds},
-                                {"warmup_seconds", config.warmup_seconds},
-                                {"throughput", rate},
-                                {"mean_wait_seconds", r.mean_wait_seconds},
-                                {"max_wait_seconds", r.max_wait_seconds},
-                                {"trace", opt.trace.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(opt.trace)},
-                                {"snapshots", r.snapshots}};
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << fmt::format("run: {} ({})\n", opt.pipeline, r.end_status);
-    std::cout << fmt::format("  batches     {}\n", r.batches);
-    std::cout << fmt::format("  elapsed     {}", units::FormatSeconds(r.seconds));
-    if (config.warmup_seconds > 0) std::cout << fmt::format(" (measured after {} warm-up)", units::FormatSeconds(config.warmup_seconds));
-    std::cout << "\n";
-    std::cout << fmt::format("  throughput  {:.2f} batches/s\n", rate);
-    std::cout << fmt::format("  mean wait   {} per Next (longest {})\n", units::FormatSeconds(r.mean_wait_seconds),
-                             units::FormatSeconds(r.max_wait_seconds));
-    if (!opt.trace.empty()) std::cout << fmt::format("  trace       {} ({} snapshots)\n", opt.trace, r.snapshots);
-  }
+  report::RunSummary summary{opt.pipeline, opt.trace, config.warmup_seconds, r};
+  std::cout << (opt.format == "json" ? report::FormatRunJson(summary) : report::FormatRunText(summary));
   if (r.end_status == "error") return ReportError(r.error);
   return kExitOk;
 }

@@ -88,4 +88,27 @@ std::string StepJson(const OptimizeResult& r, const std::string& output) {
   return j.dump(2) + "\n";
 }
 
+std::string DemoSummary(const OptimizeResult& r) {
+  const Step& before = r.steps.front();
+  const Step& after = r.best();
+  std::string out = fmt::format("before:     {:.1f} minibatches/s\n", before.measured);
+  out += fmt::format("after:      {:.1f} minibatches/s ({:.2f}x)", after.measured, r.speedup());
+  if (after.predicted) out += fmt::format(", predicted {:.1f}", *after.predicted);
+  out += "\n";
+  out += fmt::format("bottleneck: {}{}\n", before.bottleneck.empty() ? "none found" : before.bottleneck,
+                     before.bottleneck_limit.empty() ? "" : " (" + before.bottleneck_limit + ")");
+  out += "changes:\n";
+  int n = 0;
+  for (const auto& s : r.steps) {
+    if (s.index == 0 || s.index > after.index) continue;
+    for (const auto& c : s.changes) {
+      ++n;
+      out += fmt::format("  {} {}: {}{}\n    why: {}\n", c.node, c.what, c.before.empty() ? "" : c.before + " -> ",
+                         c.after, c.why);
+    }
+  }
+  if (n == 0) out += "  none: the pipeline as written was the best measured\n";
+  return out;
+}
+
 }  // namespace plumber::report

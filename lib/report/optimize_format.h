@@ -19,4 +19,9 @@ std::string StepTable(const optimize::OptimizeResult& result);
 //  "interrupted", "stopped_because", "failure"}
 std::string StepJson(const optimize::OptimizeResult& result, const std::string& output);
 
+// `plumber demo`'s ending: throughput before and after (and the prediction),
+// the bottleneck found, and every change that led to the best step with
+// why. Ends in a newline.
+std::string DemoSummary(const optimize::OptimizeResult& result);
+
 }  // namespace plumber::report
