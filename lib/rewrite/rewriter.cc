@@ -181,6 +181,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   }
 
   // ---- Cache -----------------------------------------------------------
+  // The output node; a cache inserted above it becomes the output.
+  std::string root = graph.name(graph.output());
   result.memory_bytes = static_cast<double>(report.buffered_bytes);
   if (!plan.cache_node.empty()) {
     bool already = false;
@@ -205,6 +207,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
                                 "the output of " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) +
                                     ") " + fits + "; the " + std::to_string(removed) +
                                     " node(s) below it do no work after the first epoch"});
+      if (plan.cache_node == root) root = cache.name();
       InsertAbove(&out, plan.cache_node, std::move(cache));
     }
     if (plan.cache_file.empty()) result.memory_bytes += plan.cache_bytes;
@@ -212,7 +215,6 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
 
   // ---- Prefetch at the output --------------------------------------------
   if (options.allow_prefetch) {
-    const std::string root = OutputNodeName(out);
     const analysis::NodeModel* root_model = report.Find(root);
     // Clock jitter between the wait and the window can put the share a hair
     // above 1.
