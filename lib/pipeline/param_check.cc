@@ -122,7 +122,9 @@ void ParamChecker::UdfArgs(const std::string& where, const UdfOpDef& def, const 
   // Sorted so the problems come out in a stable order.
   std::map<std::string, const google::protobuf::Value*> given;
   for (const auto& [k, v] : step.args()) given[k] = &v;
-  for (const auto& [key, value] : given) {
+  for (const auto& entry : given) {
+    const std::string& key = entry.first;
+    const google::protobuf::Value* value = entry.second;
     const auto it = std::find_if(def.args.begin(), def.args.end(), [&](const UdfArgDef& a) { return a.name == key; });
     const std::string field = where + ".args." + key;
     if (it == def.args.end()) {
