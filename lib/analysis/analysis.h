@@ -125,7 +125,6 @@ struct Analysis {
   // in `graph`, validated and indexed.
   schema::TraceHeader header;
   std::shared_ptr<const ProgramGraph> graph;
-  std::string program;  // the program's name
 
   double window_start_seconds = 0;
   double window_end_seconds = 0;
@@ -177,6 +176,7 @@ struct Analysis {
   // The program graph it was computed from; an Analysis that came from
   // Analyze always has one.
   const ProgramGraph& program_graph() const { return *graph; }
+  const std::string& program_name() const { return graph->program().name(); }
 
   // The node named `name`, or null. Constant time: reports of 100,000-node
   // programs are looked up once per node. Not safe to call from two

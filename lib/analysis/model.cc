@@ -316,7 +316,6 @@ void Modeler::Cache() {
 
 StatusOr<Analysis> Modeler::Run() {
   r_.source = t_.source;
-  r_.program = g_.program().name();
   r_.warnings = std::move(t_.window.warnings);
   PLUMBER_RETURN_IF_ERROR(Window());
   Machine();

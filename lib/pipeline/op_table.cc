@@ -314,29 +314,32 @@ void InsertAbove(schema::Pipeline* program, const std::string& target, Node adde
   *program->add_nodes() = std::move(added);
 }
 
-Node MakeCacheNode(const std::string& name, const std::string& input, const std::string& filename) {
+namespace {
+
+Node OneInput(const std::string& name, std::string_view op, const std::string& input) {
   Node n;
   n.set_name(name);
-  n.set_op("cache");
+  n.set_op(std::string(op));
   n.add_inputs(input);
+  return n;
+}
+
+}  // namespace
+
+Node MakeCacheNode(const std::string& name, const std::string& input, const std::string& filename) {
+  Node n = OneInput(name, "cache", input);
   n.mutable_cache()->set_filename(filename);
   return n;
 }
 
 Node MakePrefetchNode(const std::string& name, const std::string& input, int64_t buffer_size) {
-  Node n;
-  n.set_name(name);
-  n.set_op("prefetch");
-  n.add_inputs(input);
+  Node n = OneInput(name, "prefetch", input);
   n.mutable_prefetch()->set_buffer_size(buffer_size);
   return n;
 }
 
 Node MakeRepeatNode(const std::string& name, const std::string& input, int64_t count) {
-  Node n;
-  n.set_name(name);
-  n.set_op("repeat");
-  n.add_inputs(input);
+  Node n = OneInput(name, "repeat", input);
   n.mutable_repeat()->set_count(count);
   return n;
 }

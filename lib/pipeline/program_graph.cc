@@ -1,7 +1,7 @@
 // Building the program graph; see program_graph.h.
 #include "pipeline/program_graph.h"
 
-#include "pipeline/validate.h"
+#include "pipeline/validate.h"  // ValidatePipeline
 
 namespace plumber {
 
@@ -48,7 +48,11 @@ void ProgramGraph::Index() {
     children_[i] = inputs_[i];
     if (function_[i] >= 0) children_[i].push_back(function_[i]);
   }
-  output_ = index_.at(OutputNodeName(program_));
+  // Validation leaves exactly one node that nothing consumes (and a
+  // declared output, if any, names it).
+  for (int i = 0; i < n && output_ < 0; ++i) {
+    if (consumers_[i].empty()) output_ = i;
+  }
 
   // Function membership: everything reachable from a function's root
   // through inputs belongs to that interleave; the first interleave in

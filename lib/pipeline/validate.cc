@@ -24,6 +24,21 @@ bool ValidName(const std::string& name) {
   });
 }
 
+// Names of the nodes no node reads as an input or a function, in program
+// order: the output of a valid pipeline is the only one.
+std::vector<std::string> Sinks(const Pipeline& p) {
+  std::set<std::string> consumed;
+  for (const Node& node : p.nodes()) {
+    for (const auto& in : node.inputs()) consumed.insert(in);
+    if (const std::string* root = NodeFunction(node)) consumed.insert(*root);
+  }
+  std::vector<std::string> sinks;
+  for (const Node& node : p.nodes()) {
+    if (!consumed.count(node.name())) sinks.push_back(node.name());
+  }
+  return sinks;
+}
+
 class Validator {
  public:
   explicit Validator(const Pipeline& p) : p_(p) {}
@@ -149,15 +164,7 @@ class Validator {
   }
 
   void CheckSingleOutput() {
-    std::set<std::string> consumed;
-    for (const Node& node : p_.nodes()) {
-      for (const auto& in : node.inputs()) consumed.insert(in);
-      if (const std::string* root = NodeFunction(node)) consumed.insert(*root);
-    }
-    std::vector<std::string> sinks;
-    for (const Node& node : p_.nodes()) {
-      if (!consumed.count(node.name())) sinks.push_back(node.name());
-    }
+    const std::vector<std::string> sinks = Sinks(p_);
     if (sinks.size() > 1) {
       std::string list;
       for (size_t i = 0; i < sinks.size(); ++i) list += (i ? ", " : "") + Quote(sinks[i]);
@@ -183,15 +190,8 @@ std::vector<Problem> ValidatePipeline(const Pipeline& pipeline) { return Validat
 
 std::string OutputNodeName(const Pipeline& pipeline) {
   if (!pipeline.output().empty()) return pipeline.output();
-  std::set<std::string> consumed;
-  for (const auto& node : pipeline.nodes()) {
-    for (const auto& in : node.inputs()) consumed.insert(in);
-    if (const std::string* root = NodeFunction(node)) consumed.insert(*root);
-  }
-  for (const auto& node : pipeline.nodes()) {
-    if (!consumed.count(node.name())) return node.name();
-  }
-  return "";
+  const std::vector<std::string> sinks = Sinks(pipeline);
+  return sinks.empty() ? "" : sinks.front();
 }
 
 }  // namespace plumber

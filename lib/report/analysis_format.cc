@@ -154,7 +154,7 @@ std::string FormatAnalysisJson(const Analysis& r) {
   for (const auto& m : r.nodes) nodes.push_back(NodeJson(m));
   j["nodes"] = nodes;
   j["trace"] = r.source;
-  j["program"] = r.program;
+  j["program"] = r.program_name();
   j["window"] = {{"start_seconds", Num(r.window_start_seconds)},
                  {"end_seconds", Num(r.window_end_seconds)},
                  {"seconds", Num(r.window_seconds)},
@@ -188,7 +188,7 @@ std::string FormatAnalysisJson(const Analysis& r) {
 }
 
 std::string FormatAnalysisText(const Analysis& r) {
-  std::string out = "plumber analyze: " + r.source + " (program '" + r.program + "')\n";
+  std::string out = "plumber analyze: " + r.source + " (program '" + r.program_name() + "')\n";
   for (const auto& [k, v] : Summary(r)) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%-22s", (k + ":").c_str());
@@ -206,7 +206,7 @@ std::string FormatAnalysisText(const Analysis& r) {
 }
 
 std::string FormatAnalysisMarkdown(const Analysis& r) {
-  std::string out = "# plumber analyze: `" + r.source + "`\n\nProgram `" + r.program + "`.\n\n";
+  std::string out = "# plumber analyze: `" + r.source + "`\n\nProgram `" + r.program_name() + "`.\n\n";
   for (const auto& [k, v] : Summary(r)) out += "- **" + k + "**: " + v + "\n";
   out += "\n## Ranking (slowest first; rates in minibatches/s)\n\n" + RankedTable(r).Markdown();
   out += "\n## Findings\n\n";

@@ -186,10 +186,10 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   result.memory_bytes = static_cast<double>(report.buffered_bytes);
   if (!plan.cache_node.empty()) {
     bool already = false;
-    for (const auto& node : out.nodes()) {
-      const OpDef* def = FindOp(node.op());
-      if (def != nullptr && def->caches &&
-          (node.name() == plan.cache_node || (node.inputs_size() == 1 && node.inputs(0) == plan.cache_node))) {
+    for (int i = 0; i < graph.size(); ++i) {
+      const auto& in = graph.inputs(i);
+      if (graph.op(i).caches &&
+          (graph.name(i) == plan.cache_node || (in.size() == 1 && graph.name(in[0]) == plan.cache_node))) {
         already = true;
       }
     }
@@ -225,25 +225,22 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     const double element_bytes = root_model && root_model->bytes_per_element ? *root_model->bytes_per_element : 0.0;
     // Never let the buffer push the pipeline past the memory it may use.
     while (buffer > 1 && result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) --buffer;
-    schema::Node* existing = nullptr;
-    const OpDef* existing_op = nullptr;
-    for (auto& node : *out.mutable_nodes()) {
-      const OpDef* def = FindOp(node.op());
-      if (node.name() == root && def != nullptr && def->prefetches) {
-        existing = &node;
-        existing_op = def;
-      }
-    }
+    // Nodes of the traced program keep their index in `out`; a cache
+    // inserted above the output is never a prefetch.
+    const int output = graph.output();
+    const OpDef& output_op = graph.op(output);
+    schema::Node* existing =
+        root == graph.name(output) && output_op.prefetches ? out.mutable_nodes(output) : nullptr;
     const std::string why = "the consumer waited " + FormatFixed(100 * idle, 0) + "% of the window; " +
                             std::to_string(buffer) + " batches of " + units::FormatBytes(element_bytes) +
                             " keep it fed";
     if (existing != nullptr) {
-      const int64_t had = existing_op->buffer_size(*existing);
+      const int64_t had = output_op.buffer_size(*existing);
       if (had < buffer) {
         result.changes.push_back({root, "buffer_size", std::to_string(had), std::to_string(buffer), why});
-        existing_op->set_buffer_size(existing, buffer);
+        output_op.set_buffer_size(existing, buffer);
       }
-      result.memory_bytes += std::max<int64_t>(buffer, existing_op->buffer_size(*existing)) * element_bytes;
+      result.memory_bytes += std::max<int64_t>(buffer, had) * element_bytes;
     } else if (root_model != nullptr) {
       schema::Node prefetch = MakePrefetchNode(UniqueName(out, root + "_prefetch"), root, buffer);
       result.changes.push_back({prefetch.name(), "prefetch", "", "buffer_size " + std::to_string(buffer), why});
