@@ -30,7 +30,7 @@ class OrderedPoolIterator final : public Iterator {
       if (cancelled_) return Status::Cancelled("cancelled");
       task = Pick();
       if (task) break;
-      BlockedScope blocked;
+      BlockedScope blocked(Wait::kInput, spec_.worker_counters);
       cv_.wait(lock);
     }
     --reserved_;
@@ -104,7 +104,7 @@ class OrderedPoolIterator final : public Iterator {
       {
         std::unique_lock<std::mutex> lock(mu_);
         while (!cancelled_ && !stop_ && reserved_ >= spec_.capacity) {
-          BlockedScope blocked;
+          BlockedScope blocked(Wait::kOutput, spec_.worker_counters);
           cv_.wait(lock);
         }
         if (cancelled_ || stop_) return;
@@ -116,7 +116,7 @@ class OrderedPoolIterator final : public Iterator {
       {
         std::unique_lock<std::mutex> in_lock(input_mu_, std::defer_lock);
         if (!in_lock.try_lock()) {
-          BlockedScope blocked;
+          BlockedScope blocked(Wait::kInput, spec_.worker_counters);
           in_lock.lock();
         }
         if (input_ended_) {

@@ -164,7 +164,7 @@ class InterleaveDataset::ParIt final : public Iterator {
             *end = false;
             return Status::OK();
           }
-          BlockedScope blocked;
+          BlockedScope blocked(Wait::kInput, d_->WorkerCounters(ctx_));
           cv_.wait(lock);
         }
         if (cancelled_) return Status::Cancelled("cancelled");
@@ -293,7 +293,7 @@ class InterleaveDataset::ParIt final : public Iterator {
     while (true) {
       Slot* s = nullptr;
       while (!cancelled_ && (s = PickWork()) == nullptr) {
-        BlockedScope blocked;
+        BlockedScope blocked(Wait::kOutput, wc);
         cv_.wait(lock);
       }
       if (cancelled_) return;
@@ -374,7 +374,7 @@ class PrefetchDataset final : public Dataset {
         thread_ = std::thread([this] { Produce(); });
       }
       while (buf_.empty() && !finished_ && !cancelled_) {
-        BlockedScope blocked;
+        BlockedScope blocked(Wait::kInput, wc_);
         cv_.wait(lock);
       }
       if (cancelled_) return Status::Cancelled("cancelled");
@@ -412,7 +412,7 @@ class PrefetchDataset final : public Dataset {
         {
           std::unique_lock<std::mutex> lock(mu_);
           while (!cancelled_ && static_cast<int64_t>(buf_.size()) >= d_->size_) {
-            BlockedScope blocked;
+            BlockedScope blocked(Wait::kOutput, wc_);
             cv_.wait(lock);
           }
           if (cancelled_) return;
