@@ -52,6 +52,7 @@ struct AnalysisOptions {
 // What holds a node back in the ranking.
 enum class Limit {
   kCpu,         // CPU at its current parallelism, which may grow
+  kWait,        // its service (CPU and waiting) on the threads it has now
   kSequential,  // already at the most cores it can use
   kStorage,     // the storage bandwidth share it needs is the lower rate
   kNone,        // costs no CPU and reads nothing: unbounded
@@ -70,9 +71,27 @@ struct NodeModel {
   int64_t bytes = 0;
   double cpu_seconds = 0;
   int64_t storage_bytes = 0;
+  // Time the node's own work waited without CPU (storage requests, sleeps,
+  // remote calls); 0 in traces that do not record it.
+  double wait_seconds = 0;
+  int64_t storage_requests = 0;
+  // Mean latency of its storage requests; nullopt when it issued none.
+  std::optional<double> request_latency_seconds;
 
   double visit_ratio = 0;
   double cpu_seconds_per_minibatch = 0;
+  // w_i and s_i = c_i + w_i: the time the node holds a thread per
+  // minibatch, which a thread group adds up.
+  double wait_seconds_per_minibatch = 0;
+  double service_seconds_per_minibatch = 0;
+  // The thread group its own work runs in (index into
+  // Analysis::thread_groups) and that group's threads.
+  int group = -1;
+  int threads = 1;
+  // Most threads a rewrite may give it: 1 for a sequential op; for a
+  // parallel one kMaxThreadsPerCore per core (waiting needs threads, not
+  // cores), fewer when their buffers would not fit in memory.
+  double max_threads = 1;
   std::optional<double> rate_per_core;  // nullopt: unbounded (no CPU cost)
   double cores_used = 0;
   std::optional<double> bytes_per_element;
@@ -119,6 +138,34 @@ struct SourceEstimate {
   bool exact = false;
 };
 
+// Threads shared by nodes, as traced (thread_groups.h), with their service.
+struct GroupModel {
+  std::string name;
+  std::string owner;  // the node that starts the threads; empty: the consumer
+  int threads = 1;
+  bool serialized = false;
+  std::vector<std::string> members;
+  // Sum of the members' s_i, plus the consumer's model step for the
+  // consumer's group.
+  double service_seconds_per_minibatch = 0;
+  std::optional<double> bound;  // threads / service; nullopt: no service
+};
+
+// The prediction for the pipeline exactly as configured (threads, caps and
+// cache as traced): what it should measure now.
+struct AsTraced {
+  std::optional<double> throughput;
+  // The node (or thread group) that holds it.
+  std::string bottleneck;
+  // "threads" (a thread group's service), "cpu" (the cores) or "storage".
+  std::string limit;
+};
+
+// Ceiling on the threads a rewrite gives one stage, per core of the
+// machine: enough for stages that mostly wait, bounded so that a pipeline
+// never starts thousands of threads.
+inline constexpr int kMaxThreadsPerCore = 64;
+
 struct Analysis {
   std::string source;  // the trace file
   // The trace's header as recorded (machine, run options); its program is
@@ -150,12 +197,23 @@ struct Analysis {
 
   double cpu_seconds_per_minibatch = 0;
   double disk_bytes_per_minibatch = 0;
+  // The trace records waiting (TraceHeader.wait_traced); without it every
+  // node's waiting reads 0 and the model is CPU-only.
+  bool wait_traced = false;
+  double wait_seconds_per_minibatch = 0;
+  std::vector<GroupModel> thread_groups;
+  // The tightest thread group at its current threads (bounds.wait) and
+  // which; nullopt when no group has service.
+  std::optional<double> wait_bound;
+  std::string wait_bound_group;
+  AsTraced as_traced;
+  // CPU only: cores and per-stage caps, no storage rows.
   std::optional<double> cpu_bound;
   std::optional<double> cpu_bound_uncapped;
   std::string cpu_bound_limit;  // "cores" or the node whose cap binds
   std::optional<double> disk_bound;
   std::optional<double> predicted_throughput;
-  std::string predicted_limit;  // "cpu" or "disk"
+  std::string predicted_limit;  // "cpu", "disk" or "wait"
 
   std::string bottleneck;  // empty when nothing is bounded
   std::vector<std::string> ranking;

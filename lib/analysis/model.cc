@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/sizes.h"
+#include "analysis/thread_groups.h"
 #include "base/number_format.h"
 #include "base/units.h"
 
@@ -24,6 +25,8 @@ class Modeler {
   Status Window();
   void Machine();
   void Rates();
+  void Groups();
+  void AsTraced();
   void BandwidthFromCurve();
   void Bounds();
   void Ranking();
@@ -77,6 +80,12 @@ Status Modeler::Window() {
 
 void Modeler::Machine() {
   const auto& m = t_.header.machine();
+  r_.wait_traced = t_.header.wait_traced();
+  if (!r_.wait_traced) {
+    r_.warnings.push_back(
+        "the trace does not record waiting (it predates plumber's wait counters): time a node spends on storage "
+        "requests or remote calls reads as free, so the model counts CPU only; rerun with this plumber to see it");
+  }
   r_.cores = opt_.cores.value_or(m.cores());
   if (r_.cores <= 0) {
     r_.warnings.push_back("the trace does not record the machine's cores; assuming 1 (give --cores)");
@@ -161,17 +170,27 @@ void Modeler::Rates() {
       m.bytes = s.Delta(&schema::NodeStats::bytes_produced);
       m.cpu_seconds = static_cast<double>(s.Delta(&schema::NodeStats::active_cpu_ns)) * 1e-9;
       m.storage_bytes = s.Delta(&schema::NodeStats::storage_bytes_read);
-      if (m.elements < 0 || m.bytes < 0 || m.cpu_seconds < 0 || m.storage_bytes < 0) {
+      m.wait_seconds = static_cast<double>(s.Delta(&schema::NodeStats::wait_ns)) * 1e-9;
+      m.storage_requests = s.Delta(&schema::NodeStats::storage_requests);
+      if (m.storage_requests > 0) {
+        m.request_latency_seconds = static_cast<double>(s.Delta(&schema::NodeStats::storage_request_ns)) * 1e-9 /
+                                    static_cast<double>(m.storage_requests);
+      }
+      if (m.elements < 0 || m.bytes < 0 || m.cpu_seconds < 0 || m.storage_bytes < 0 || m.wait_seconds < 0 ||
+          m.storage_requests < 0) {
         // The window's ends were moved (a short trace) across a counter
         // reset that the stream check attributed to no window.
         r_.warnings.push_back("counters of node '" + m.name + "' decrease across the window; its rates are left out");
         m.reliable = false;
-        m.elements = m.bytes = m.storage_bytes = 0;
-        m.cpu_seconds = 0;
+        m.elements = m.bytes = m.storage_bytes = m.storage_requests = 0;
+        m.cpu_seconds = m.wait_seconds = 0;
+        m.request_latency_seconds.reset();
       }
     }
     m.visit_ratio = static_cast<double>(m.elements) / c0;
     m.cpu_seconds_per_minibatch = m.cpu_seconds / c0;
+    m.wait_seconds_per_minibatch = m.wait_seconds / c0;
+    m.service_seconds_per_minibatch = m.cpu_seconds_per_minibatch + m.wait_seconds_per_minibatch;
     if (m.cpu_seconds_per_minibatch > 0) m.rate_per_core = 1.0 / m.cpu_seconds_per_minibatch;
     m.cores_used = m.cpu_seconds / r_.window_seconds;
     if (m.elements > 0) {
@@ -186,6 +205,16 @@ void Modeler::Rates() {
 
     const bool parallel = g_.op(i).parallelizable();
     const double own_max = parallel ? r_.cores : 1;
+    if (parallel || g_.enclosing_interleave(i) >= 0) {
+      // Each thread holds about one element in flight, plus one waiting in
+      // the buffer: threads whose elements would not fit in memory are not
+      // offered.
+      m.max_threads = static_cast<double>(kMaxThreadsPerCore) * r_.cores;
+      if (m.bytes_per_element && *m.bytes_per_element > 0) {
+        m.max_threads = std::min(
+            m.max_threads, std::max(1.0, std::floor(static_cast<double>(r_.memory_bytes) / (2 * *m.bytes_per_element))));
+      }
+    }
     if (const int owner = g_.enclosing_interleave(i); owner >= 0) {
       m.interleave = g_.name(owner);
       const OpDef& il = g_.op(owner);
@@ -205,6 +234,96 @@ void Modeler::Rates() {
       m.cores_now = std::min(m.max_cores, static_cast<double>(m.parallelism));
     }
     r_.nodes.push_back(std::move(m));
+  }
+}
+
+// Which nodes share threads, and what each group of threads can deliver
+// as traced: threads / sum of its members' service.
+void Modeler::Groups() {
+  const ThreadGroups tg = BuildThreadGroups(g_);
+  for (const ThreadGroup& group : tg.groups) {
+    GroupModel gm;
+    gm.name = group.name;
+    gm.owner = group.owner >= 0 ? g_.name(group.owner) : "";
+    gm.threads = group.threads;
+    gm.serialized = group.serialized;
+    for (int i : group.members) {
+      const NodeModel& m = r_.nodes[i];
+      gm.members.push_back(m.name);
+      if (m.reliable && m.steady_state_cost) gm.service_seconds_per_minibatch += m.service_seconds_per_minibatch;
+    }
+    r_.thread_groups.push_back(std::move(gm));
+  }
+  // The consumer's thread also runs the model step between minibatches.
+  if (!r_.thread_groups.empty()) {
+    r_.thread_groups[0].service_seconds_per_minibatch += std::max(0.0, t_.header.options().step_time_seconds());
+  }
+  for (auto& gm : r_.thread_groups) {
+    if (gm.service_seconds_per_minibatch > 0) gm.bound = gm.threads / gm.service_seconds_per_minibatch;
+  }
+  for (int i = 0; i < g_.size(); ++i) {
+    const int k = tg.group_of[i];
+    r_.nodes[i].group = k;
+    if (k >= 0) r_.nodes[i].threads = r_.thread_groups[k].threads;
+  }
+  for (size_t k = 0; k < r_.thread_groups.size(); ++k) {
+    const GroupModel& gm = r_.thread_groups[k];
+    if (gm.bound && (!r_.wait_bound || *gm.bound < *r_.wait_bound)) {
+      r_.wait_bound = gm.bound;
+      r_.wait_bound_group = gm.name;
+    }
+  }
+  for (const auto& m : r_.nodes) {
+    if (m.reliable && m.steady_state_cost) r_.wait_seconds_per_minibatch += m.wait_seconds_per_minibatch;
+  }
+}
+
+// As configured: the tightest of the thread groups at their threads, the
+// cores shared by everything's CPU (waiting takes none), and storage.
+void Modeler::AsTraced() {
+  auto& a = r_.as_traced;
+  auto take = [&](double x, std::string who, const char* limit) {
+    if (!a.throughput || x < *a.throughput) {
+      a.throughput = x;
+      a.bottleneck = std::move(who);
+      a.limit = limit;
+    }
+  };
+  for (const GroupModel& gm : r_.thread_groups) {
+    if (!gm.bound) continue;
+    // Named by the member that holds the threads longest.
+    std::string who = gm.name;
+    double most = 0;
+    for (const auto& name : gm.members) {
+      const NodeModel* m = r_.Find(name);
+      if (m && m->reliable && m->steady_state_cost && m->service_seconds_per_minibatch > most) {
+        most = m->service_seconds_per_minibatch;
+        who = name;
+      }
+    }
+    take(*gm.bound, who, "threads");
+  }
+  if (r_.cpu_seconds_per_minibatch > 0) {
+    std::string who;
+    double most = 0;
+    for (const auto& m : r_.nodes) {
+      if (m.reliable && m.steady_state_cost && m.cpu_seconds_per_minibatch > most) {
+        most = m.cpu_seconds_per_minibatch;
+        who = m.name;
+      }
+    }
+    take(r_.cores / r_.cpu_seconds_per_minibatch, who, "cpu");
+  }
+  if (r_.disk_bound) {
+    std::string who;
+    double most = 0;
+    for (const auto& m : r_.nodes) {
+      if (m.reliable && m.steady_state_cost && m.disk_bytes_per_minibatch > most) {
+        most = m.disk_bytes_per_minibatch;
+        who = m.name;
+      }
+    }
+    take(*r_.disk_bound, who, "storage");
   }
 }
 
@@ -244,12 +363,26 @@ void Modeler::Bounds() {
     r_.predicted_throughput = r_.disk_bound;
     r_.predicted_limit = "disk";
   }
+  // With the best parallelism a stage that waits is held by the threads it
+  // may have, not by cores.
+  for (const auto& m : r_.nodes) {
+    if (!m.steady_state_cost || !m.reliable || m.wait_seconds_per_minibatch <= 0) continue;
+    const double cap = m.max_threads / m.service_seconds_per_minibatch;
+    if (!r_.predicted_throughput || cap < *r_.predicted_throughput) {
+      r_.predicted_throughput = cap;
+      r_.predicted_limit = "wait";
+    }
+  }
 }
 
 void Modeler::Ranking() {
   for (auto& m : r_.nodes) {
     std::optional<double> cpu;
     if (m.rate_per_core) cpu = m.cores_now * *m.rate_per_core;
+    // A node that waits is held by its threads: n / s_i, the whole of its
+    // service, and the group's other members take their turns too.
+    std::optional<double> threads;
+    if (m.wait_seconds_per_minibatch > 0) threads = m.threads / m.service_seconds_per_minibatch;
     std::optional<double> storage;
     if (m.disk_bytes_per_minibatch > 0 && r_.disk_bandwidth && *r_.disk_bandwidth > 0) {
       storage = *r_.disk_bandwidth / m.disk_bytes_per_minibatch;
@@ -261,6 +394,13 @@ void Modeler::Ranking() {
     } else if (!m.steady_state_cost) {
       m.limit = Limit::kCached;
       m.limit_text = "under a cache, idle in the window: no steady-state cost";
+    } else if (threads && (!storage || *threads <= *storage) && (!cpu || *threads <= *cpu)) {
+      m.scaled_rate = threads;
+      m.limit = Limit::kWait;
+      m.limit_text = "waiting: " + units::FormatSeconds(m.wait_seconds_per_minibatch) + " per minibatch (" +
+                     FormatNumber(100 * m.wait_seconds_per_minibatch / m.service_seconds_per_minibatch) +
+                     "% of its service) on " + FormatNumber(m.threads) + (m.threads == 1 ? " thread" : " threads") +
+                     "; could use up to " + FormatNumber(m.max_threads);
     } else if (storage && (!cpu || *storage < *cpu)) {
       m.scaled_rate = storage;
       m.limit = Limit::kStorage;
@@ -322,7 +462,9 @@ StatusOr<Analysis> Modeler::Run() {
   Rates();
   BandwidthFromCurve();
   ModelSizes(g_, stats_, &r_);
+  Groups();
   Bounds();
+  AsTraced();
   Ranking();
   Cache();
   r_.header = std::move(t_.header);
@@ -335,6 +477,7 @@ StatusOr<Analysis> Modeler::Run() {
 const char* LimitName(Limit limit) {
   switch (limit) {
     case Limit::kCpu: return "cpu";
+    case Limit::kWait: return "wait";
     case Limit::kSequential: return "sequential";
     case Limit::kStorage: return "storage";
     case Limit::kNone: return "none";

@@ -51,6 +51,25 @@ StatusOr<PlanGraph> BuildPlanGraph(const Analysis& report, bool structural_caps)
     for (int i : program.children(j)) repeated[i] = true;
   }
 
+  // Service and storage of each subtree (the node and everything it pulls),
+  // inputs before consumers: what a cache there would save.
+  std::vector<double> subtree_service(n, 0.0);
+  std::vector<double> subtree_disk(n, 0.0);
+  double total_service = 0;
+  for (int j : order) {
+    const NodeModel* m = report.Find(program.name(j));
+    if (m == nullptr) return Status::Internal("plan: the model has no node '" + program.name(j) + "'");
+    if (m->steady_state_cost) {
+      subtree_service[j] += m->service_seconds_per_minibatch;
+      subtree_disk[j] += m->disk_bytes_per_minibatch;
+      total_service += m->service_seconds_per_minibatch;
+    }
+    for (int k : program.children(j)) {
+      subtree_service[j] += subtree_service[k];
+      subtree_disk[j] += subtree_disk[k];
+    }
+  }
+
   PlanGraph graph;
   for (int i = 0; i < n; ++i) {
     const NodeModel* m = report.Find(program.name(i));
@@ -61,16 +80,22 @@ StatusOr<PlanGraph> BuildPlanGraph(const Analysis& report, bool structural_caps)
     stage.parallelizable = program.op(i).parallelizable() || !m->interleave.empty();
     stage.max_cores = structural_caps ? (stage.parallelizable ? report.cores : 1.0) : m->max_cores;
     stage.cpu_seconds_per_minibatch = m->steady_state_cost ? m->cpu_seconds_per_minibatch : 0.0;
+    stage.service_seconds_per_minibatch = m->steady_state_cost ? m->service_seconds_per_minibatch : 0.0;
+    stage.max_threads = m->max_threads;
     graph.stages.push_back(stage);
 
     lp::CacheNode cn;
     cn.name = stage.name;
     cn.cpu_seconds_per_minibatch = stage.cpu_seconds_per_minibatch;
     cn.max_cores = stage.max_cores;
+    cn.service_seconds_per_minibatch = stage.service_seconds_per_minibatch;
+    cn.max_threads = stage.max_threads;
     cn.storage_bytes_per_minibatch = m->steady_state_cost ? m->disk_bytes_per_minibatch : 0.0;
     // Caches sit between whole datasets, never inside an interleave function;
     // an estimated size is taken at the top of its interval so the cache fits.
-    cn.cacheable = m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value() && repeated[i];
+    const bool saves_work = subtree_disk[i] > 0 || subtree_service[i] > 0.01 * total_service;
+    cn.cacheable =
+        m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value() && repeated[i] && saves_work;
     if (m->cacheable && m->interleave.empty() && !repeated[i]) ++graph.read_once;
     cn.materialized_bytes = cn.cacheable ? m->materialized_hi.value_or(*m->materialized_bytes) : 0.0;
     cn.consumers = program.consumers(i);
@@ -141,7 +166,8 @@ StatusOr<Plan> MakePlan(const Analysis& report, const PlanOptions& options) {
   lp::ThroughputProblem throughput;
   throughput.cores = report.cores;
   for (const auto& cn : cache.nodes) {
-    throughput.stages.push_back({cn.name, cn.cpu_seconds_per_minibatch, cn.max_cores});
+    throughput.stages.push_back(
+        {cn.name, cn.cpu_seconds_per_minibatch, cn.max_cores, cn.service_seconds_per_minibatch, cn.max_threads});
     plan.disk_bytes_per_minibatch += cn.storage_bytes_per_minibatch;
   }
 
@@ -222,6 +248,7 @@ StatusOr<Plan> MakePlan(const Analysis& report, const PlanOptions& options) {
     plan.stages[i].cores =
         chosen.active[i] ? Significant(std::min(plan.stages[i].max_cores, plan.throughput * plan.stages[i].cpu_seconds_per_minibatch))
                          : 0.0;
+    plan.stages[i].threads = chosen.active[i] ? Significant(plan.throughput * plan.stages[i].service_seconds_per_minibatch) : 0.0;
     if (chosen.active[i]) active_disk += cache.nodes[i].storage_bytes_per_minibatch;
   }
   if (has_curve && active_disk > 0) {

@@ -47,6 +47,12 @@ struct StagePlan {
   double cpu_seconds_per_minibatch = 0;
   double max_cores = 1;     // structural cap used by the programs
   double cores = 0;         // theta from the program (with the chosen cache)
+  // CPU plus waiting per minibatch; the threads it may have, and those it
+  // needs at the planned throughput (X s_i: Little's law), which exceed its
+  // cores when it waits.
+  double service_seconds_per_minibatch = 0;
+  double max_threads = 1;
+  double threads = 0;
   bool active = true;       // still works in steady state (not under the cache)
   bool parallelizable = false;
   std::string interleave;   // enclosing interleave for function nodes
@@ -85,7 +91,9 @@ struct Plan {
 // The program as lib/lp sees it: one node per program node (program order)
 // with its cost, its caps (structural or as traced), its consumers, and
 // whether a cache may go after it (finite and deterministic, outside any
-// interleave function, and re-read by a repeat above it).
+// interleave function, re-read by a repeat above it, and saving work: a
+// cache of a subtree that costs next to nothing, like a list of file names,
+// only takes memory).
 struct PlanGraph {
   std::vector<StagePlan> stages;
   std::vector<lp::CacheNode> nodes;

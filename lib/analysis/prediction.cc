@@ -5,26 +5,90 @@
 #include <cmath>
 
 #include "analysis/plan.h"
+#include "lp/throughput.h"
 
 namespace plumber::analysis {
+namespace {
+
+bool Differ(double a, double b) { return std::fabs(a - b) > 1e-6 * std::max(1.0, std::max(a, b)); }
+
+// The CPU-only program: cores shared by the stages' CPU under their caps,
+// nothing else (no storage rows, no waiting).
+StatusOr<double> SolveCpuOnly(const Analysis& a, const lp::LinearProgram::Options& options) {
+  lp::ThroughputProblem p;
+  p.cores = a.cores;
+  for (const auto& m : a.nodes) {
+    const double c = m.steady_state_cost && m.reliable ? m.cpu_seconds_per_minibatch : 0.0;
+    p.stages.push_back({m.name, c, m.max_cores, 0.0, 1.0});
+  }
+  PLUMBER_ASSIGN_OR_RETURN(lp::ThroughputPlan plan, lp::SolveThroughput(p, options));
+  return plan.throughput;
+}
+
+// The pipeline exactly as configured: each thread group at its threads,
+// each stage at the cores its threads give it, storage as traced.
+StatusOr<lp::ThroughputPlan> SolveAsTraced(const Analysis& a, const lp::LinearProgram::Options& options) {
+  lp::ThroughputProblem p;
+  p.cores = a.cores;
+  for (const auto& m : a.nodes) {
+    const bool counted = m.steady_state_cost && m.reliable;
+    p.stages.push_back({m.name, counted ? m.cpu_seconds_per_minibatch : 0.0, std::max(1.0, m.cores_now),
+                        counted ? m.service_seconds_per_minibatch : 0.0, static_cast<double>(m.threads)});
+  }
+  for (const GroupModel& g : a.thread_groups) {
+    lp::ThreadGroupCost row;
+    row.name = g.name;
+    row.threads = g.threads;
+    double members = 0;
+    for (const auto& name : g.members) {
+      for (size_t k = 0; k < a.nodes.size(); ++k) {
+        if (a.nodes[k].name == name) {
+          row.stages.push_back(static_cast<int>(k));
+          members += p.stages[k].service_seconds_per_minibatch;
+        }
+      }
+    }
+    row.extra_seconds_per_minibatch = std::max(0.0, g.service_seconds_per_minibatch - members);
+    p.groups.push_back(std::move(row));
+  }
+  if (a.disk_bound) {
+    p.storage.bytes_per_minibatch = a.disk_bytes_per_minibatch;
+    p.storage.bandwidth = *a.disk_bandwidth;
+  }
+  return lp::SolveThroughput(p, options);
+}
+
+}  // namespace
 
 Status SolvePrograms(Analysis* a, const lp::LinearProgram::Options& lp) {
   if (!a->predicted_throughput) return Status::OK();
-  PlanOptions as_traced;
-  as_traced.structural_caps = false;
-  as_traced.allow_cache = false;
-  as_traced.lp = lp;
-  auto solved = MakePlan(*a, as_traced);
-  if (!solved.ok()) return solved.status().WithContext(a->source);
-  const double x = solved->throughput_without_cache;
   if (a->cpu_bound) {
-    const double closed = *a->cpu_bound;
-    if (std::fabs(x - closed) > 1e-6 * std::max(1.0, closed)) {
-      a->warnings.push_back("the LP's CPU bound (" + std::to_string(x) + ") differs from the closed form (" +
-                            std::to_string(closed) + "); using the LP's");
+    auto cpu = SolveCpuOnly(*a, lp);
+    if (!cpu.ok()) return cpu.status().WithContext(a->source);
+    if (Differ(*cpu, *a->cpu_bound)) {
+      a->warnings.push_back("the LP's CPU bound (" + std::to_string(*cpu) + ") differs from the closed form (" +
+                            std::to_string(*a->cpu_bound) + "); using the LP's");
+    }
+    a->cpu_bound = *cpu;
+  }
+  if (a->as_traced.throughput) {
+    auto traced = SolveAsTraced(*a, lp);
+    if (!traced.ok()) return traced.status().WithContext(a->source);
+    if (Differ(traced->throughput, *a->as_traced.throughput)) {
+      a->warnings.push_back("the LP's as-traced prediction (" + std::to_string(traced->throughput) +
+                            ") differs from the closed form (" + std::to_string(*a->as_traced.throughput) +
+                            "); using the LP's");
+      a->as_traced.throughput = traced->throughput;
     }
   }
-  a->cpu_bound = x;
+
+  PlanOptions best;
+  best.structural_caps = false;
+  best.allow_cache = false;
+  best.lp = lp;
+  auto solved = MakePlan(*a, best);
+  if (!solved.ok()) return solved.status().WithContext(a->source);
+  const double x = solved->throughput_without_cache;
   a->predicted_throughput = a->disk_bound ? std::min(x, *a->disk_bound) : x;
 
   PlanOptions structural;

@@ -1,11 +1,12 @@
-// The prediction for the program as traced, reconciled between the two
-// ways of computing it: the closed form of model.h (each node takes the
-// least it needs; X is held by the cores or the tightest cap) and the
-// throughput LP solved by GLPK over the same caps, which also sees the
-// storage rows and the bandwidth curve. The LP's optimum becomes the CPU
-// bound and the prediction; a disagreement beyond the solver's tolerance is
-// said as a warning rather than hidden. Then the plan: what a rewrite could
-// reach with structural caps and the cache MILP.
+// The predictions, reconciled between the two ways of computing them: the
+// closed forms of model.h and the throughput LP solved by GLPK. Three
+// programs: the CPU-only bound (cores and caps); the pipeline as traced
+// (thread groups at their threads, the cores, storage); and the best
+// parallelism without a cache (threads may grow past the cores for stages
+// that wait; storage rows and the bandwidth curve). A disagreement with a
+// closed form beyond the solver's tolerance is said as a warning rather
+// than hidden. Then the plan: what a rewrite could reach with structural
+// caps and the cache MILP.
 #pragma once
 
 #include "analysis/analysis.h"

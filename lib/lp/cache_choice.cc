@@ -24,7 +24,8 @@ Status CheckProblem(const CacheProblem& p) {
       if (c < 0 || c >= n) return Status::InvalidArgument("cache program: node '" + node.name + "' has a bad consumer");
     }
     if (!std::isfinite(node.cpu_seconds_per_minibatch) || node.cpu_seconds_per_minibatch < 0 ||
-        !std::isfinite(node.max_cores) || node.max_cores < 0 || !std::isfinite(node.storage_bytes_per_minibatch) ||
+        !std::isfinite(node.max_cores) || node.max_cores < 0 || !std::isfinite(node.service_seconds_per_minibatch) ||
+        !std::isfinite(node.max_threads) || !std::isfinite(node.storage_bytes_per_minibatch) ||
         node.storage_bytes_per_minibatch < 0 || !std::isfinite(node.materialized_bytes) ||
         node.materialized_bytes < 0) {
       return Status::InvalidArgument("cache program: node '" + node.name + "' has an invalid cost or size");
@@ -86,6 +87,9 @@ double ThroughputWithCaches(const CacheProblem& p, const std::vector<int>& cache
     sum_c += node.cpu_seconds_per_minibatch;
     sum_d += node.storage_bytes_per_minibatch;
     if (node.cpu_seconds_per_minibatch > 0) x = std::min(x, node.max_cores / node.cpu_seconds_per_minibatch);
+    if (node.service_seconds_per_minibatch > node.cpu_seconds_per_minibatch) {
+      x = std::min(x, node.max_threads / node.service_seconds_per_minibatch);
+    }
   }
   if (sum_c > 0) x = std::min(x, p.cores / sum_c);
   if (sum_d > 0 && p.bandwidth > 0) x = std::min(x, p.bandwidth / sum_d);
@@ -125,6 +129,10 @@ StatusOr<CachePlan> SolveCacheChoice(const CacheProblem& p, const LinearProgram:
       lp.AddRow("w>=X-M(1-z):" + node.name, {{w[i], 1}, {x, -1}, {z[i], -M}}, -M, kUnbounded);
       if (node.cpu_seconds_per_minibatch > 0) {
         lp.AddRow("rate:" + node.name, {{w[i], node.cpu_seconds_per_minibatch}, {theta[i], -1}}, -kUnbounded, 0);
+      }
+      // Waiting takes a thread, not a core.
+      if (node.service_seconds_per_minibatch > node.cpu_seconds_per_minibatch) {
+        lp.AddRow("threads:" + node.name, {{w[i], node.service_seconds_per_minibatch}}, -kUnbounded, node.max_threads);
       }
       if (node.storage_bytes_per_minibatch > 0 && p.bandwidth > 0) {
         storage.emplace_back(w[i], node.storage_bytes_per_minibatch / p.bandwidth);

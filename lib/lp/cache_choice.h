@@ -34,6 +34,10 @@ struct CacheNode {
   std::vector<int> consumers;
   bool cacheable = false;
   double materialized_bytes = 0;  // when cacheable
+  // CPU plus waiting per minibatch, and the most threads the node may have:
+  // a node that waits is held by its threads (s X <= max_threads).
+  double service_seconds_per_minibatch = 0;
+  double max_threads = 1;
 };
 
 struct CacheProblem {

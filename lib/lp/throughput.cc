@@ -1,6 +1,7 @@
 // Builds and solves the throughput LP, then names the constraint that binds.
 #include "lp/throughput.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -18,6 +19,22 @@ Status CheckProblem(const ThroughputProblem& p) {
     }
     if (!std::isfinite(s.max_cores) || s.max_cores < 0) {
       return Status::InvalidArgument("throughput program: stage '" + s.name + "' has an invalid core cap");
+    }
+    if (!std::isfinite(s.service_seconds_per_minibatch) || s.service_seconds_per_minibatch < 0 ||
+        !std::isfinite(s.max_threads) || s.max_threads < 0) {
+      return Status::InvalidArgument("throughput program: stage '" + s.name + "' has an invalid service or thread cap");
+    }
+  }
+  for (const auto& g : p.groups) {
+    if (!std::isfinite(g.threads) || g.threads <= 0 || !std::isfinite(g.extra_seconds_per_minibatch) ||
+        g.extra_seconds_per_minibatch < 0) {
+      return Status::InvalidArgument("throughput program: thread group '" + g.name + "' has invalid figures");
+    }
+    for (int k : g.stages) {
+      if (k < 0 || k >= static_cast<int>(p.stages.size())) {
+        return Status::InvalidArgument("throughput program: thread group '" + g.name + "' names no stage " +
+                                       std::to_string(k));
+      }
     }
   }
   const auto& st = p.storage;
@@ -39,9 +56,21 @@ StatusOr<ThroughputPlan> SolveThroughput(const ThroughputProblem& problem, const
   PLUMBER_RETURN_IF_ERROR(CheckProblem(problem));
   const auto& storage = problem.storage;
   const bool reads = storage.bytes_per_minibatch > 0;
+  auto waits = [](const StageCost& s) { return s.service_seconds_per_minibatch > s.cpu_seconds_per_minibatch; };
+  auto group_service = [&](const ThreadGroupCost& g) {
+    double sum = g.extra_seconds_per_minibatch;
+    for (int k : g.stages) {
+      const auto& s = problem.stages[k];
+      sum += std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
+    }
+    return sum;
+  };
   const bool bounded_by_cpu = [&] {
     for (const auto& s : problem.stages) {
-      if (s.cpu_seconds_per_minibatch > 0) return true;
+      if (s.cpu_seconds_per_minibatch > 0 || waits(s)) return true;
+    }
+    for (const auto& g : problem.groups) {
+      if (group_service(g) > 0) return true;
     }
     return false;
   }();
@@ -62,6 +91,13 @@ StatusOr<ThroughputPlan> SolveThroughput(const ThroughputProblem& problem, const
     }
   }
   if (!all_cores.empty()) lp.AddRow("cores", all_cores, -kUnbounded, problem.cores);
+  for (const auto& s : problem.stages) {
+    if (waits(s)) lp.AddRow("threads:" + s.name, {{x, s.service_seconds_per_minibatch}}, -kUnbounded, s.max_threads);
+  }
+  for (const auto& g : problem.groups) {
+    const double service = group_service(g);
+    if (service > 0) lp.AddRow("group:" + g.name, {{x, service}}, -kUnbounded, g.threads);
+  }
   if (reads && storage.bandwidth > 0) {
     lp.AddRow("storage", {{x, storage.bytes_per_minibatch}}, -kUnbounded, storage.bandwidth);
   }
@@ -88,6 +124,17 @@ StatusOr<ThroughputPlan> SolveThroughput(const ThroughputProblem& problem, const
   for (const auto& s : problem.stages) {
     if (s.cpu_seconds_per_minibatch > 0 && std::fabs(s.max_cores / s.cpu_seconds_per_minibatch - X) <= tol) {
       plan.binding = "stage:" + s.name;
+    }
+  }
+  for (const auto& s : problem.stages) {
+    if (waits(s) && std::fabs(s.max_threads / s.service_seconds_per_minibatch - X) <= tol) {
+      plan.binding = "threads:" + s.name;
+    }
+  }
+  for (const auto& g : problem.groups) {
+    const double service = group_service(g);
+    if (plan.binding.empty() && service > 0 && std::fabs(g.threads / service - X) <= tol) {
+      plan.binding = "group:" + g.name;
     }
   }
   if (plan.binding.empty() && sum_c > 0 && std::fabs(problem.cores / sum_c - X) <= tol) plan.binding = "cores";

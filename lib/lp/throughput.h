@@ -9,6 +9,11 @@
 //     D X <= B                    when storage is read and B is known
 //     D X <= m_k p + b_k          for each piece of the measured bandwidth-
 //                                 vs-parallelism curve, 1 <= p <= max_p
+//     s_i X <= max_threads_i      for every stage that waits (s_i = CPU plus
+//                                 waiting per minibatch: waiting takes a
+//                                 thread, not a core)
+//     sum over g of s_i X <= n_g  for every thread group g of n_g threads
+//                                 (stages sharing threads add up)
 //
 // A stage with no CPU cost has no constraint: its rate is unbounded, never 0.
 #pragma once
@@ -27,6 +32,20 @@ struct StageCost {
   double cpu_seconds_per_minibatch = 0;
   // Most cores the stage can use (1 for a sequential stage).
   double max_cores = 1;
+  // Seconds per minibatch the stage holds a thread (CPU and waiting); 0 or
+  // equal to the CPU cost for a stage that never waits (no thread row).
+  double service_seconds_per_minibatch = 0;
+  // Most threads it may have; with service above its CPU cost.
+  double max_threads = 1;
+};
+
+// Stages that run on the same threads (indices into the stages).
+struct ThreadGroupCost {
+  std::string name;
+  std::vector<int> stages;
+  double threads = 1;
+  // Service of the group outside any stage (the consumer's model step).
+  double extra_seconds_per_minibatch = 0;
 };
 
 struct BandwidthPiece {
@@ -48,6 +67,7 @@ struct StorageCost {
 struct ThroughputProblem {
   double cores = 0;
   std::vector<StageCost> stages;
+  std::vector<ThreadGroupCost> groups;
   StorageCost storage;
 };
 
@@ -56,7 +76,8 @@ struct ThroughputPlan {
   std::vector<double> cores;         // theta per stage, in input order
   double read_parallelism = 0;       // p, when a curve was given
   // What holds X down: "cores" (all cores busy), "stage:NAME" (a stage at its
-  // core cap), "storage" (B / D) or "bandwidth_curve".
+  // core cap), "threads:NAME" (a waiting stage at its thread cap),
+  // "group:NAME" (a thread group), "storage" (B / D) or "bandwidth_curve".
   std::string binding;
 };
 

@@ -68,6 +68,13 @@ Json NodeJson(const NodeModel& m) {
   j["not_cacheable_because_random"] = m.random_below.empty() ? Json(nullptr) : Json(m.random_below);
   j["steady_state_cost"] = m.steady_state_cost;
   j["interleave"] = m.interleave.empty() ? Json(nullptr) : Json(m.interleave);
+  j["wait_seconds"] = Num(m.wait_seconds);
+  j["wait_seconds_per_minibatch"] = Num(m.wait_seconds_per_minibatch);
+  j["service_seconds_per_minibatch"] = Num(m.service_seconds_per_minibatch);
+  j["threads"] = m.threads;
+  j["max_threads"] = Num(m.max_threads);
+  j["storage_requests"] = m.storage_requests;
+  j["request_latency_seconds"] = Opt(m.request_latency_seconds);
   return j;
 }
 
@@ -88,16 +95,45 @@ std::string CardText(const NodeModel& m) {
 
 Table RankedTable(const Analysis& r) {
   Table t;
-  t.head = {"RANK",       "NODE",        "OP",       "PAR",          "VISITS",    "CPU MS/MB", "RATE/CORE",
-            "CORES USED", "SCALED RATE", "BYTES/EL", "MATERIALIZED", "CACHEABLE", "LIMIT"};
+  t.head = {"RANK",      "NODE",       "OP",          "PAR",      "VISITS",       "CPU MS/MB", "WAIT MS/MB",
+            "RATE/CORE", "CORES USED", "SCALED RATE", "BYTES/EL", "MATERIALIZED", "CACHEABLE", "LIMIT"};
   int rank = 0;
   for (const auto& name : r.ranking) {
     const NodeModel* m = r.Find(name);
     t.rows.push_back({std::to_string(++rank), m->name, m->op, std::to_string(m->parallelism), Fmt(m->visit_ratio),
-                      Fmt(m->cpu_seconds_per_minibatch * 1e3), Fmt(m->rate_per_core, "unbounded"), Fmt(m->cores_used),
+                      Fmt(m->cpu_seconds_per_minibatch * 1e3), Fmt(m->wait_seconds_per_minibatch * 1e3),
+                      Fmt(m->rate_per_core, "unbounded"), Fmt(m->cores_used),
                       m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"),
                       m->bytes_per_element ? units::FormatBytes(*m->bytes_per_element) : "-", CardText(*m),
                       m->cacheable ? "yes" : "no", LimitName(m->limit)});
+  }
+  return t;
+}
+
+const char* PredictedLimitText(const std::string& limit) {
+  if (limit == "disk") return "storage-bound";
+  if (limit == "wait") return "held by the threads its waiting stages may have";
+  return "CPU-bound";
+}
+
+std::string AsTracedText(const Analysis& r) {
+  const auto& a = r.as_traced;
+  if (!a.throughput) return "unbounded";
+  std::string held = a.limit == "threads"   ? "threads"
+                     : a.limit == "storage" ? "storage"
+                                            : "the cores";
+  return Rate(a.throughput) + " (" + a.bottleneck + ", held by " + held + ")";
+}
+
+// Threads as traced: who shares them and what they can deliver.
+Table GroupTable(const Analysis& r) {
+  Table t;
+  t.head = {"THREADS OF", "THREADS", "SERVICE MS/MB", "BOUND", "NODES"};
+  for (const auto& g : r.thread_groups) {
+    std::string members;
+    for (const auto& m : g.members) members += (members.empty() ? "" : ", ") + m;
+    t.rows.push_back({g.name, std::to_string(g.threads) + (g.serialized ? " (one at a time)" : ""),
+                      Fmt(g.service_seconds_per_minibatch * 1e3), Fmt(g.bound, "unbounded"), members});
   }
   return t;
 }
@@ -112,16 +148,17 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
   machine += r.disk_bandwidth ? units::FormatRate(*r.disk_bandwidth) + " (" + r.disk_bandwidth_from + ")" : "unknown";
   s.push_back({"machine", machine});
   s.push_back({"observed throughput", Fmt(r.observed_throughput) + " minibatches/s"});
-  s.push_back({"predicted throughput", r.predicted_throughput
-                                           ? Rate(r.predicted_throughput) + " (" +
-                                                 (r.predicted_limit == "disk" ? "storage-bound" : "CPU-bound") + ")"
-                                           : "unbounded"});
+  s.push_back({"as traced", AsTracedText(r)});
+  s.push_back({"predicted throughput", r.predicted_throughput ? Rate(r.predicted_throughput) + " with the best parallelism (" +
+                                                                   PredictedLimitText(r.predicted_limit) + ")"
+                                                             : "unbounded"});
   std::string cpu = Rate(r.cpu_bound);
   if (r.cpu_bound) cpu += r.cpu_bound_limit == "cores" ? " (all cores)" : " (" + r.cpu_bound_limit + "'s cap)";
   std::string disk = r.disk_bound                     ? Rate(r.disk_bound)
                      : r.disk_bytes_per_minibatch > 0 ? "unknown bandwidth"
                                                       : "no storage read";
-  s.push_back({"bounds", "CPU " + cpu + ", storage " + disk});
+  std::string wait = r.wait_bound ? Rate(r.wait_bound) + " (" + r.wait_bound_group + ")" : "none";
+  s.push_back({"bounds", "CPU " + cpu + ", storage " + disk + ", threads as traced " + wait});
   const NodeModel* b = r.Find(r.bottleneck);
   s.push_back({"bottleneck", b ? b->name + " (" + b->limit_text + ")" : "none"});
   s.push_back({"cache", r.cache_node.empty() ? "none fits " + units::FormatBytes(r.cache_budget_bytes)
@@ -136,10 +173,15 @@ std::string FormatAnalysisJson(const Analysis& r) {
   Json j;
   j["observed_throughput"] = Num(r.observed_throughput);
   j["predicted_throughput"] = Opt(r.predicted_throughput);
+  j["as_traced"] = {{"predicted_throughput", Opt(r.as_traced.throughput)},
+                    {"bottleneck", r.as_traced.bottleneck.empty() ? Json(nullptr) : Json(r.as_traced.bottleneck)},
+                    {"limit", r.as_traced.limit.empty() ? Json(nullptr) : Json(r.as_traced.limit)}};
   j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
   j["ranking"] = r.ranking;
   j["bounds"] = {{"cpu", Opt(r.cpu_bound)},
                  {"disk", Opt(r.disk_bound)},
+                 {"wait", Opt(r.wait_bound)},
+                 {"wait_group", r.wait_bound_group.empty() ? Json(nullptr) : Json(r.wait_bound_group)},
                  {"cpu_uncapped", Opt(r.cpu_bound_uncapped)},
                  {"cpu_limit", r.cpu_bound_limit.empty() ? Json(nullptr) : Json(r.cpu_bound_limit)},
                  {"predicted_limit", r.predicted_limit.empty() ? Json(nullptr) : Json(r.predicted_limit)}};
@@ -164,7 +206,20 @@ std::string FormatAnalysisJson(const Analysis& r) {
                                                       {"fraction_of_window", Num(*r.consumer_wait_fraction)}}
                                                : Json(nullptr);
   j["cpu_seconds_per_minibatch"] = Num(r.cpu_seconds_per_minibatch);
+  j["wait_seconds_per_minibatch"] = Num(r.wait_seconds_per_minibatch);
+  j["wait_traced"] = r.wait_traced;
   j["disk_bytes_per_minibatch"] = Num(r.disk_bytes_per_minibatch);
+  Json groups = Json::array();
+  for (const auto& g : r.thread_groups) {
+    groups.push_back({{"name", g.name},
+                      {"owner", g.owner.empty() ? Json(nullptr) : Json(g.owner)},
+                      {"threads", g.threads},
+                      {"serialized", g.serialized},
+                      {"members", g.members},
+                      {"service_seconds_per_minibatch", Num(g.service_seconds_per_minibatch)},
+                      {"bound", Opt(g.bound)}});
+  }
+  j["thread_groups"] = groups;
   Json sources = Json::array();
   for (const auto& s : r.sources) {
     const bool known = s.dataset_bytes && s.interval_known;
@@ -195,6 +250,7 @@ std::string FormatAnalysisText(const Analysis& r) {
     out += buf + v + "\n";
   }
   out += "\nranking (slowest first; rates in minibatches/s):\n" + RankedTable(r).Text();
+  out += "\nthreads as traced (a group delivers at most threads / service):\n" + GroupTable(r).Text();
   out += "\nfindings:\n";
   for (const auto& f : r.findings) out += "  - " + f + "\n";
   if (!r.warnings.empty()) {
@@ -209,6 +265,7 @@ std::string FormatAnalysisMarkdown(const Analysis& r) {
   std::string out = "# plumber analyze: `" + r.source + "`\n\nProgram `" + r.program_name() + "`.\n\n";
   for (const auto& [k, v] : Summary(r)) out += "- **" + k + "**: " + v + "\n";
   out += "\n## Ranking (slowest first; rates in minibatches/s)\n\n" + RankedTable(r).Markdown();
+  out += "\n## Threads as traced\n\nA group of threads delivers at most threads / service.\n\n" + GroupTable(r).Markdown();
   out += "\n## Findings\n\n";
   for (const auto& f : r.findings) out += "- " + f + "\n";
   if (!r.warnings.empty()) {

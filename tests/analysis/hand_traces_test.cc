@@ -127,7 +127,18 @@ TEST_CASE("cpu.json: every number of the report equals the README's hand computa
                "sequential"});
   CheckRow(r, {"burn", 32, 3.84 / 120, 31.25, 0.96, 8, 0, 100000, 800000, true, false, 4, 1, 31.25, "cpu"});
   CheckRow(r, {"batch", 1, 0.002, 500, 0.06, 256, 0, 3125, 800000, true, false, 4, 1, 500, "cpu"});
-  CHECK(r["warnings"].empty());
+  // Written before waiting was traced: the one warning says so.
+  REQUIRE(r["warnings"].size() == 1);
+  CHECK_THAT(r["warnings"][0].get<std::string>(), Catch::Contains("does not record waiting"));
+  CHECK_FALSE(r["wait_traced"].get<bool>());
+  // As traced, the naive chain runs on the consumer's one thread: its
+  // nodes' service adds up, 1 / (0.006 + 0.032 + 0.002) = 25/s.
+  Near(r["as_traced"]["predicted_throughput"], 25.0, "as traced");
+  CHECK(r["as_traced"]["bottleneck"] == "burn");
+  CHECK(r["as_traced"]["limit"] == "threads");
+  Near(r["bounds"]["wait"], 25.0, "wait bound");
+  REQUIRE(r["thread_groups"].size() == 1);
+  CHECK(r["thread_groups"][0]["members"].size() == 3);
 }
 
 TEST_CASE("image.json: every number of the report equals the README's hand computation", "[analysis][hand]") {
@@ -197,7 +208,16 @@ TEST_CASE("image.json: every number of the report equals the README's hand compu
   Near(src["interval_multiplier"], t2, "t quantile");
   CHECK(Node(r, "decode")["not_cacheable_because_random"] == "decode");
   CHECK(Node(r, "prefetch")["not_cacheable_because_random"] == "decode");
-  CHECK(r["warnings"].empty());
+  REQUIRE(r["warnings"].size() == 1);
+  CHECK_THAT(r["warnings"][0].get<std::string>(), Catch::Contains("does not record waiting"));
+  // As traced, the prefetch splits two thread groups: the consumer's (the
+  // prefetch's own 5 ms) and the prefetch's thread, which runs everything
+  // below it in turn: 1 / (0.160 + 0.020 + 0.200 + 0.015 + 0) = 2.53/s.
+  Near(r["as_traced"]["predicted_throughput"], 1 / 0.395, "as traced");
+  CHECK(r["as_traced"]["bottleneck"] == "decode");
+  REQUIRE(r["thread_groups"].size() == 2);
+  CHECK(r["thread_groups"][1]["name"] == "prefetch's thread");
+  CHECK(r["thread_groups"][1]["members"].size() == 5);
 }
 
 }  // namespace
