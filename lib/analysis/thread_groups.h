@@ -8,7 +8,9 @@
 // at most n / sum(s_i) minibatches/s.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pipeline/program_graph.h"
@@ -38,5 +40,19 @@ struct ThreadGroups {
 };
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph);
+
+// The tightest bound the thread groups of `graph` put on its throughput,
+// given each node's service per minibatch (seconds; by node name, absent
+// means 0) and the consumer's own time per minibatch (its model step):
+// min over groups of threads / sum of service. Nullopt when no group has
+// service. The rewrite asks it of the pipeline it emits, whose groups
+// differ from the traced one's (new threads, a prefetch, a cache).
+struct GroupLimit {
+  double throughput = 0;
+  std::string group;
+};
+std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph,
+                                        const std::unordered_map<std::string, double>& service,
+                                        double consumer_seconds_per_minibatch);
 
 }  // namespace plumber::analysis

@@ -10,6 +10,7 @@
 
 #include "base/number_format.h"
 #include "base/units.h"
+#include "analysis/thread_groups.h"
 #include "pipeline/op_table.h"
 #include "pipeline/validate.h"
 
@@ -25,14 +26,22 @@ struct Knob {
   std::string name;
   const OpDef* op = nullptr;
   int current = 1;
-  double cost = 0;    // CPU seconds per minibatch of its active members
-  double cores = 0;   // plan's cores for its members
+  double cost = 0;     // CPU seconds per minibatch of its active members
+  double service = 0;  // CPU and waiting seconds per minibatch of them
+  double cores = 0;    // plan's cores for its members
+  double max_threads = kInf;
   bool active = false;
   int parallelism = 1;
+  // Threads beyond its cores for the time its members wait (storage
+  // requests, remote calls): they hold no core.
+  int wait_threads = 0;
   std::string why;
 
-  // Minibatches/s its threads can sustain with p threads.
+  // Minibatches/s p cores sustain of its CPU; what its threads sustain,
+  // waiting included, AddWaitThreads settles.
   double Capacity(int p) const { return (!active || cost <= 0) ? kInf : p / cost; }
+  // Waits enough that threads, not cores, decide what it sustains.
+  bool Waits() const { return active && service > 1.05 * cost && service - cost > 1e-9; }
 };
 
 std::string UniqueName(const schema::Pipeline& p, const std::string& base) {
@@ -49,12 +58,37 @@ constexpr double kLightCores = 0.5;
 
 bool Heavy(const Knob& k) { return k.active && k.cost > 0 && k.cores >= kLightCores; }
 
+// A stage that waits needs as many threads as requests (or calls) in
+// flight at the target rate, X * service (Little's law); the threads past
+// its cores wait and hold no core. A stage already running more threads
+// than that keeps them: on remote storage the measured latency is a mean,
+// and fewer readers than configured would risk what it sustains now.
+void AddWaitThreads(std::vector<Knob>& knobs, double target) {
+  if (!(target > 0) || !std::isfinite(target)) return;
+  for (auto& k : knobs) {
+    if (!k.Waits()) continue;
+    const double in_flight = target * k.service;
+    int want = std::max(k.current, static_cast<int>(std::ceil(in_flight - 1e-6)));
+    if (std::isfinite(k.max_threads)) want = std::min(want, std::max(1, static_cast<int>(k.max_threads)));
+    if (want <= k.parallelism) continue;
+    k.wait_threads = want - k.parallelism;
+    k.why += "; it waits " + FormatSignificant(100 * (k.service - k.cost) / k.service, 2) +
+             "% of its service, so " + FormatSignificant(target, 3) + " minibatches/s keep " +
+             FormatSignificant(in_flight, 3) + " of its elements in flight: " + std::to_string(want) +
+             " threads, " + std::to_string(k.wait_threads) + " of them waiting outside the core budget";
+    k.parallelism = want;
+  }
+}
+
 // Cores a knob holds against the budget: the threads of a multi-threaded
 // stage. A single-threaded stage runs its one thread (or its consumer's)
 // like any sequential stage: the LP accounts for its CPU, and reserving a
 // whole core for it would take a thread from a stage that needs several
 // (on 2 cores, decode needing 1.5 and batch 0.5 would both round to one).
-int Holds(const Knob& k) { return k.parallelism > 1 ? k.parallelism : 0; }
+int Holds(const Knob& k) {
+  const int p = k.parallelism - k.wait_threads;
+  return k.parallelism > 1 && p > 1 ? p : 0;
+}
 
 // Gives each knob whole threads: the plan's cores rounded up for heavy
 // stages, one thread for light and idle ones; shrink where the threads of
@@ -116,17 +150,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   schema::Pipeline& out = result.pipeline;
 
   // ---- Predicted throughput as traced -----------------------------------
-  {
-    double x = kInf, sum_c = 0;
-    for (const auto& m : report.nodes) {
-      if (!m.steady_state_cost) continue;
-      sum_c += m.cpu_seconds_per_minibatch;
-      if (m.scaled_rate) x = std::min(x, *m.scaled_rate);
-    }
-    if (sum_c > 0) x = std::min(x, report.cores / sum_c);
-    if (report.disk_bound) x = std::min(x, *report.disk_bound);
-    result.predicted_before = std::isfinite(x) ? x : plan.throughput;
-  }
+  result.predicted_before = report.as_traced.throughput.value_or(plan.throughput);
 
   // ---- Parallelism ---------------------------------------------------------
   std::vector<Knob> knobs;
@@ -148,9 +172,12 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     if (!stage.active) continue;
     k.active = true;
     k.cost += stage.cpu_seconds_per_minibatch;
+    k.service += stage.service_seconds_per_minibatch;
     k.cores += stage.cores;
+    k.max_threads = std::min(k.max_threads, stage.max_threads);
   }
   AssignParallelism(knobs, report.cores);
+  AddWaitThreads(knobs, plan.unbounded ? 0.0 : plan.throughput);
 
   for (const auto& k : knobs) {
     schema::Node* node = out.mutable_nodes(k.node);
@@ -160,7 +187,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       // Latency-bound storage wants more files in flight than CPU needs
       // threads: the extra readers wait on I/O, so they sit outside the
       // core budget, and the report says so.
-      if (plan.read_parallelism && *plan.read_parallelism > p) {
+      if (plan.read_parallelism && *plan.read_parallelism > p && k.wait_threads == 0) {
         result.io_readers += *plan.read_parallelism - p;
         why += "; " + std::to_string(*plan.read_parallelism - p) +
                " more reader(s) for the bandwidth curve (I/O threads, outside the core budget)";
@@ -174,6 +201,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       }
     }
     result.parallel_cores += Holds(k);
+    result.io_readers += k.wait_threads;
     if (p != k.current) {
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
       k.op->set_parallelism(node, p);
@@ -249,25 +277,31 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     }
   }
 
-  // ---- Predicted throughput after -------------------------------------------
-  {
-    double x = plan.throughput;  // includes the storage and the MILP's ceiling
-    double sum_c = 0;
-    for (const auto& s : plan.stages) {
-      if (!s.active) continue;
-      sum_c += s.cpu_seconds_per_minibatch;
-      if (s.cpu_seconds_per_minibatch > 0 && knob_of.count(s.interleave.empty() ? s.name : s.interleave) == 0) {
-        x = std::min(x, 1.0 / s.cpu_seconds_per_minibatch);  // sequential: one core
-      }
-    }
-    for (const auto& k : knobs) x = std::min(x, k.Capacity(k.parallelism));
-    if (sum_c > 0) x = std::min(x, report.cores / sum_c);
-    result.predicted_after = x;
-  }
-
   auto problems = ValidatePipeline(out);
   if (!problems.empty()) {
     return Status::Internal("the rewritten pipeline is invalid: " + problems.front().ToString());
+  }
+
+  // ---- Predicted throughput after -------------------------------------------
+  // The model of the emitted pipeline: its own thread groups (new threads,
+  // the prefetch, the cache) over the traced services, the cores, and the
+  // plan's storage and cache ceiling.
+  {
+    double x = plan.throughput;
+    double sum_c = 0;
+    std::unordered_map<std::string, double> service;
+    for (const auto& s : plan.stages) {
+      if (!s.active) continue;
+      sum_c += s.cpu_seconds_per_minibatch;
+      service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
+    }
+    auto emitted = ProgramGraph::Build(out, "the rewritten pipeline");
+    if (!emitted.ok()) return Status::Internal(emitted.status().message());
+    const auto groups =
+        analysis::TightestGroup(*emitted, service, std::max(0.0, report.header.options().step_time_seconds()));
+    if (groups) x = std::min(x, groups->throughput);
+    if (sum_c > 0) x = std::min(x, report.cores / sum_c);
+    result.predicted_after = x;
   }
   return result;
 }
