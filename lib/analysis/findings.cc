@@ -2,6 +2,8 @@
 // measured, what holds it back, what the machine allows, what the data is.
 #include "analysis/findings.h"
 
+#include <algorithm>
+
 #include "base/number_format.h"
 #include "base/units.h"
 
@@ -24,6 +26,42 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   if (const NodeModel* b = r.Find(r.bottleneck)) {
     f.push_back(b->name + " (" + b->op + ") is the bottleneck: as configured it keeps up with at most " +
                 rate(*b->scaled_rate) + "; limited by " + b->limit_text + ".");
+  }
+  if (r.as_traced.throughput) {
+    std::string s = "As configured it should run at " + rate(*r.as_traced.throughput) + " (" +
+                    FormatNumber(*r.as_traced.throughput / r.observed_throughput) + "x observed), held by ";
+    if (r.as_traced.limit == "threads") {
+      const NodeModel* b = r.Find(r.as_traced.bottleneck);
+      const GroupModel* g = b && b->group >= 0 ? &r.thread_groups[b->group] : nullptr;
+      s += g ? g->name + " (" + std::to_string(g->threads) + (g->threads == 1 ? " thread" : " threads") + ", " +
+                   units::FormatSeconds(g->service_seconds_per_minibatch) + " of service per minibatch, " +
+                   r.as_traced.bottleneck + " the most)"
+             : r.as_traced.bottleneck;
+    } else {
+      s += r.as_traced.limit == "storage" ? "storage" : "the cores";
+    }
+    f.push_back(s + ".");
+  }
+  // Stages that mostly wait: what their threads give now and what more
+  // would give (Little's law: in flight = rate x time held).
+  for (const auto& m : r.nodes) {
+    if (!m.reliable || !m.steady_state_cost || m.service_seconds_per_minibatch <= 0) continue;
+    if (m.wait_seconds_per_minibatch < 0.2 * m.service_seconds_per_minibatch) continue;
+    const double now = m.threads / m.service_seconds_per_minibatch;
+    const double more = std::min(4.0 * m.threads, m.max_threads);
+    std::string s = m.name + " waits";
+    if (m.request_latency_seconds && m.storage_requests > 0) {
+      const double per_minibatch = static_cast<double>(m.storage_requests) / static_cast<double>(r.minibatches);
+      s += " " + units::FormatSeconds(*m.request_latency_seconds) + " per read request (" +
+           FormatNumber(per_minibatch) + " requests per minibatch)";
+    } else {
+      s += " " + units::FormatSeconds(m.wait_seconds_per_minibatch) + " per minibatch inside its own work";
+    }
+    s += ": " + FormatNumber(100 * m.wait_seconds_per_minibatch / m.service_seconds_per_minibatch) +
+         "% of the time it holds a thread, using no core. " + std::to_string(m.threads) +
+         (m.threads == 1 ? " thread gives" : " threads in flight give") + " at most " + rate(now);
+    if (more > m.threads) s += "; " + FormatNumber(more) + " would give " + rate(more / m.service_seconds_per_minibatch);
+    f.push_back(s + ".");
   }
   const NodeModel* top = nullptr;
   for (const auto& m : r.nodes) {
@@ -57,7 +95,10 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   }
   if (r.predicted_throughput) {
     f.push_back("Predicted " + rate(*r.predicted_throughput) + " with the best parallelism, " +
-                (r.predicted_limit == "disk" ? "storage-bound" : "CPU-bound") + " (" +
+                (r.predicted_limit == "disk"   ? "storage-bound"
+                 : r.predicted_limit == "wait" ? "held by the threads its waiting stages may have"
+                                               : "CPU-bound") +
+                " (" +
                 FormatNumber(*r.predicted_throughput / r.observed_throughput) + "x observed).");
   }
   for (const auto& s : r.sources) {

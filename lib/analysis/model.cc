@@ -240,6 +240,14 @@ void Modeler::Rates() {
 // Which nodes share threads, and what each group of threads can deliver
 // as traced: threads / sum of its members' service.
 void Modeler::Groups() {
+  // A reader inside an interleave function runs once per open input: never
+  // more at once than the interleave has inputs (files) in a pass.
+  for (int i = 0; i < g_.size(); ++i) {
+    const int owner = g_.enclosing_interleave(i);
+    if (owner < 0 || g_.inputs(owner).empty()) continue;
+    const Cardinality& inputs = r_.nodes[g_.inputs(owner)[0]].cardinality;
+    if (inputs.finite() && inputs.hi >= 1) r_.nodes[i].max_threads = std::min(r_.nodes[i].max_threads, inputs.hi);
+  }
   const ThreadGroups tg = BuildThreadGroups(g_);
   for (const ThreadGroup& group : tg.groups) {
     GroupModel gm;
