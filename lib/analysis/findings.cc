@@ -33,7 +33,7 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     if (r.as_traced.limit == "threads") {
       const NodeModel* b = r.Find(r.as_traced.bottleneck);
       const GroupModel* g = b && b->group >= 0 ? &r.thread_groups[b->group] : nullptr;
-      s += g ? g->name + " (" + std::to_string(g->threads) + (g->threads == 1 ? " thread" : " threads") + ", " +
+      s += g ? (g->owner.empty() ? std::string("the consumer's thread") : g->name) + " (" + std::to_string(g->threads) + (g->threads == 1 ? " thread" : " threads") + ", " +
                    units::FormatSeconds(g->service_seconds_per_minibatch) + " of service per minibatch, " +
                    r.as_traced.bottleneck + " the most)"
              : r.as_traced.bottleneck;

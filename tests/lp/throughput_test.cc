@@ -142,3 +142,55 @@ TEST_CASE("degenerate problems give clear messages", "[throughput]") {
   negative.stages = {{"map", -1, 1}};
   CHECK(SolveThroughput(negative).status().code() == Status::Code::kInvalidArgument);
 }
+
+TEST_CASE("a stage that waits is held by its threads, not by cores", "[throughput][wait]") {
+  // call: 0.2 ms CPU + 2 ms waiting per minibatch; at most 8 threads.
+  ThroughputProblem p;
+  p.cores = 2;
+  p.stages = {{"src", 0.0001, 1}, {"call", 0.0002, 2, 0.0022, 8}};
+  auto plan = SolveThroughput(p);
+  REQUIRE(plan.ok());
+  CHECK(plan->throughput == Approx(8 / 0.0022));
+  CHECK(plan->binding == "threads:call");
+  // With threads to spare the cores bind: waiting takes none.
+  p.stages[1].max_threads = 1000;
+  plan = SolveThroughput(p);
+  REQUIRE(plan.ok());
+  CHECK(plan->throughput == Approx(2 / 0.0003));
+  CHECK(plan->binding == "cores");
+}
+
+TEST_CASE("stages sharing a thread group add up", "[throughput][wait]") {
+  // A naive chain on the consumer's one thread: 1 + 2 + 3 ms.
+  ThroughputProblem p;
+  p.cores = 8;
+  p.stages = {{"b1", 0.001, 1}, {"b2", 0.002, 1}, {"b3", 0.003, 1}};
+  p.groups = {{"consumer", {0, 1, 2}, 1, 0}};
+  auto plan = SolveThroughput(p);
+  REQUIRE(plan.ok());
+  CHECK(plan->throughput == Approx(1 / 0.006));
+  CHECK(plan->binding == "group:consumer");
+  // A prefetch between b2 and b3 splits the group: the slower half binds.
+  p.groups = {{"consumer", {2}, 1, 0}, {"prefetch's thread", {0, 1}, 1, 0}};
+  plan = SolveThroughput(p);
+  REQUIRE(plan.ok());
+  CHECK(plan->throughput == Approx(1 / 0.003));
+  // The consumer's model step counts on its thread.
+  p.groups[0].extra_seconds_per_minibatch = 0.002;
+  plan = SolveThroughput(p);
+  REQUIRE(plan.ok());
+  CHECK(plan->throughput == Approx(1 / 0.005));
+  CHECK(plan->binding == "group:consumer");
+}
+
+TEST_CASE("thread group rows are checked", "[throughput][wait]") {
+  ThroughputProblem p;
+  p.cores = 2;
+  p.stages = {{"a", 0.001, 1}};
+  p.groups = {{"g", {3}, 1, 0}};
+  auto plan = SolveThroughput(p);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.status().message(), Catch::Contains("thread group 'g'"));
+  p.groups = {{"g", {0}, 0, 0}};
+  CHECK_FALSE(SolveThroughput(p).ok());
+}
