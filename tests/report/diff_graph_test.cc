@@ -4,6 +4,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "analysis/analyze.h"
 #include "report/diff.h"
@@ -60,6 +61,18 @@ TEST_CASE("trace diffs give per-node changes and the bottleneck", "[diff]") {
   CHECK(d->bottleneck_b == "burn");
   // 4 cores / (6 + 38.4 + 2 ms) = 86.2 against 4 / 40 ms = 100.
   CHECK(*d->predicted_throughput.b == Approx(4 / 0.0464));
+  // As traced the three nodes share one thread: 1 / 40 ms -> 1 / 46.4 ms.
+  CHECK(*d->as_traced_throughput.a == Approx(25));
+  CHECK(*d->as_traced_throughput.b == Approx(1 / 0.0464));
+  CHECK(*d->as_traced_throughput.change() == Approx(0.04 / 0.0464 - 1));
+  CHECK(d->as_traced_bottleneck_a == "burn");
+  CHECK(d->as_traced_bottleneck_b == "burn");
+  const std::string text = FormatDiffText(*d);
+  CHECK(text.find("as-traced throughput: 25 -> 21.55 minibatches/s (-13.8%)\n") != std::string::npos);
+  CHECK(text.find("as-traced bottleneck: burn (unchanged)\n") != std::string::npos);
+  const auto json = nlohmann::json::parse(FormatDiffJson(*d));
+  CHECK(json["as_traced"]["predicted_throughput"]["a"].get<double>() == Approx(25));
+  CHECK(json["as_traced"]["bottleneck"]["shifted"].get<bool>() == false);
   // A pipeline against a trace compares programs only.
   auto mixed = DiffFiles(Env::Default(), Path("testdata/traces/image.json"), Path("testdata/pipelines/image.json"));
   REQUIRE(mixed.ok());
