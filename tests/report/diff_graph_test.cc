@@ -106,6 +106,16 @@ TEST_CASE("dot and html name every node and edge", "[graph]") {
   CHECK(html.find("<svg id=\"roofline\"") != std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("No program was solved") != std::string::npos);
+  // Both predictions side by side, and the thread groups.
+  REQUIRE(r->as_traced.throughput);
+  CHECK(html.find("<span id=\"as-traced\">as traced <b>") != std::string::npos);
+  CHECK(html.find("</b> with the best parallelism") != std::string::npos);
+  CHECK(html.find("<table id=\"thread-groups\">") != std::string::npos);
+  for (const auto& g : r->thread_groups) {
+    CHECK(html.find("<tr><td>" + g.name + "</td><td class=\"n\">" + std::to_string(g.threads)) != std::string::npos);
+  }
+  CHECK(html.find("line class=\"as-traced\"") != std::string::npos);
+  CHECK(dot.find(", as traced ") != std::string::npos);
 
   // With its programs solved, the page shows the plan's cores per stage.
   analysis::AnalysisOptions solve;
