@@ -22,6 +22,7 @@ struct CheckFlags {
   std::string trace;
   std::string min_throughput;
   std::string min_predicted;
+  std::string min_as_traced;
   std::string max_cpu_per_batch;
   std::string expect_bottleneck;
   std::string baseline;
@@ -42,6 +43,11 @@ StatusOr<report::CheckConditions> ConditionsFromFlags(const CheckFlags& f) {
     auto v = report::ParseThroughput(f.min_predicted);
     if (!v.ok()) return flag("--min-predicted", v.status());
     c.min_predicted = *v;
+  }
+  if (!f.min_as_traced.empty()) {
+    auto v = report::ParseThroughput(f.min_as_traced);
+    if (!v.ok()) return flag("--min-as-traced", v.status());
+    c.min_as_traced = *v;
   }
   if (!f.max_cpu_per_batch.empty()) {
     auto v = report::ParseCpuPerBatch(f.max_cpu_per_batch);
@@ -100,8 +106,8 @@ int RunCheck(const CheckFlags& f) {
     c.MergeFrom(*from_flags);
     if (c.empty()) {
       return ReportError(Status::InvalidArgument(
-          trace + ": nothing to check (give --min-throughput, --min-predicted, --max-cpu-per-batch, "
-                  "--expect-bottleneck, --baseline or a --config that states them)"));
+          trace + ": nothing to check (give --min-throughput, --min-predicted, --min-as-traced, "
+                  "--max-cpu-per-batch, --expect-bottleneck, --baseline or a --config that states them)"));
     }
     if (!f.tolerance.empty() && !c.baseline) Warn(trace + ": --tolerance has no effect without --baseline");
   }
@@ -139,6 +145,8 @@ Handler SetupCheck(CLI::App& app) {
   app.add_option("TRACE", f->trace, "Trace to check (default: every trace the --config lists)");
   app.add_option("--min-throughput", f->min_throughput, "Observed minibatches/s must be at least this, e.g. 25/s");
   app.add_option("--min-predicted", f->min_predicted, "Predicted minibatches/s must be at least this");
+  app.add_option("--min-as-traced", f->min_as_traced,
+                 "Minibatches/s predicted for the pipeline as configured must be at least this");
   app.add_option("--max-cpu-per-batch", f->max_cpu_per_batch,
                  "CPU time per minibatch over all nodes must be at most this, e.g. 40ms");
   app.add_option("--expect-bottleneck", f->expect_bottleneck, "The bottleneck must be this node");

@@ -117,12 +117,8 @@ const char* PredictedLimitText(const std::string& limit) {
 }
 
 std::string AsTracedText(const Analysis& r) {
-  const auto& a = r.as_traced;
-  if (!a.throughput) return "unbounded";
-  std::string held = a.limit == "threads"   ? "threads"
-                     : a.limit == "storage" ? "storage"
-                                            : "the cores";
-  return Rate(a.throughput) + " (" + a.bottleneck + ", held by " + held + ")";
+  if (!r.as_traced.throughput) return "unbounded";
+  return Rate(r.as_traced.throughput) + " (" + AsTracedHolder(r.as_traced) + ")";
 }
 
 // Threads as traced: who shares them and what they can deliver.
@@ -168,6 +164,14 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
 }
 
 }  // namespace
+
+std::string AsTracedHolder(const analysis::AsTraced& a) {
+  if (!a.throughput) return "";
+  const char* held = a.limit == "threads"   ? "threads"
+                     : a.limit == "storage" ? "storage"
+                                            : "the cores";
+  return a.bottleneck + ", held by " + held;
+}
 
 std::string FormatAnalysisJson(const Analysis& r) {
   Json j;

@@ -15,6 +15,12 @@ std::string FormatAnalysisJson(const analysis::Analysis& analysis);
 std::string FormatAnalysisText(const analysis::Analysis& analysis);
 std::string FormatAnalysisMarkdown(const analysis::Analysis& analysis);
 
+// What holds the as-traced prediction, as "burn, held by threads" (the node
+// or thread group, then threads, storage or the cores); empty when it is
+// unbounded. Every report that shows the as-traced number (analyze, check,
+// diff, HTML) says it with these words.
+std::string AsTracedHolder(const analysis::AsTraced& as_traced);
+
 // The ranking alone (`plumber rank`); top <= 0 means every node.
 std::string FormatRankText(const analysis::Analysis& analysis, int top);
 std::string FormatRankJson(const analysis::Analysis& analysis, int top);

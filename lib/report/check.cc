@@ -11,6 +11,7 @@
 
 #include "base/number_format.h"
 #include "base/units.h"
+#include "report/analysis_format.h"
 
 namespace plumber::report {
 namespace {
@@ -20,6 +21,12 @@ std::string Percent(double share) { return FormatChange(share); }
 
 std::string Throughput(std::optional<double> v) {
   return v ? Num(*v) + " minibatches/s" : std::string("unbounded");
+}
+
+// "25 minibatches/s (burn, held by threads)": the as-traced prediction with
+// what holds it, as analyze says it.
+std::string AsTraced(const analysis::AsTraced& a) {
+  return a.throughput ? Throughput(a.throughput) + " (" + AsTracedHolder(a) + ")" : Throughput(std::nullopt);
 }
 
 // Paths in a config file are relative to the file, so a config committed
@@ -44,11 +51,13 @@ StatusOr<CheckConditions> ParseConditions(const nlohmann::json& obj, const std::
   for (const auto& [key, value] : obj.items()) {
     const std::string at = where + ": '" + key + "'";
     auto wrap = [&](const Status& s) { return Status::InvalidArgument(at + ": " + s.message()); };
-    if (key == "min_throughput" || key == "min_predicted") {
+    if (key == "min_throughput" || key == "min_predicted" || key == "min_as_traced") {
       PLUMBER_ASSIGN_OR_RETURN(std::string text, ValueText(value, at, true));
       auto rate = ParseThroughput(text);
       if (!rate.ok()) return wrap(rate.status());
-      (key == "min_throughput" ? c.min_throughput : c.min_predicted) = *rate;
+      (key == "min_throughput"  ? c.min_throughput
+       : key == "min_predicted" ? c.min_predicted
+                                : c.min_as_traced) = *rate;
     } else if (key == "max_cpu_per_batch") {
       PLUMBER_ASSIGN_OR_RETURN(std::string text, ValueText(value, at, false));
       auto seconds = ParseCpuPerBatch(text);
@@ -69,7 +78,7 @@ StatusOr<CheckConditions> ParseConditions(const nlohmann::json& obj, const std::
       // Handled by the caller; "comment" lets a config say why a threshold is what it is.
     } else {
       return Status::InvalidArgument(at + ": unknown key (expected min_throughput, min_predicted, "
-                                     "max_cpu_per_batch, expect_bottleneck, baseline, tolerance" +
+                                     "min_as_traced, max_cpu_per_batch, expect_bottleneck, baseline, tolerance" +
                                      std::string(top_level ? ", traces" : ", trace") + ", comment)");
     }
   }
@@ -79,12 +88,14 @@ StatusOr<CheckConditions> ParseConditions(const nlohmann::json& obj, const std::
 }  // namespace
 
 bool CheckConditions::empty() const {
-  return !min_throughput && !min_predicted && !max_cpu_per_batch && !expect_bottleneck && !baseline;
+  return !min_throughput && !min_predicted && !min_as_traced && !max_cpu_per_batch && !expect_bottleneck &&
+         !baseline;
 }
 
 void CheckConditions::MergeFrom(const CheckConditions& over) {
   if (over.min_throughput) min_throughput = over.min_throughput;
   if (over.min_predicted) min_predicted = over.min_predicted;
+  if (over.min_as_traced) min_as_traced = over.min_as_traced;
   if (over.max_cpu_per_batch) max_cpu_per_batch = over.max_cpu_per_batch;
   if (over.expect_bottleneck) expect_bottleneck = over.expect_bottleneck;
   if (over.baseline) baseline = over.baseline;
@@ -177,7 +188,17 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
     // No prediction means nothing bounds the pipeline, which is above any floor.
     const bool ok = !report.predicted_throughput || *report.predicted_throughput >= *c.min_predicted;
     out.results.push_back({"predicted throughput", "at least " + Throughput(*c.min_predicted),
-                           Throughput(report.predicted_throughput), ok});
+                           Throughput(report.predicted_throughput) + "; as traced " + AsTraced(report.as_traced),
+                           ok});
+  }
+  if (c.min_as_traced) {
+    // Closed form here (check does not solve the LP), as in every report.
+    const auto& now = report.as_traced.throughput;
+    const bool ok = !now || *now >= *c.min_as_traced;
+    out.results.push_back({"as-traced throughput", "at least " + Throughput(*c.min_as_traced),
+                           AsTraced(report.as_traced) + "; best parallelism " +
+                               Throughput(report.predicted_throughput),
+                           ok});
   }
   if (c.max_cpu_per_batch) {
     out.results.push_back({"CPU per minibatch (all nodes)", "at most " + units::FormatSeconds(*c.max_cpu_per_batch),
@@ -244,15 +265,23 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
     for (const auto& n : report.nodes) {
       if (!seen.count(n.name)) out.notes.push_back("node '" + n.name + "' is new since the baseline; not compared");
     }
-    if (baseline->predicted_throughput) {
-      const double base = *baseline->predicted_throughput;
+    // Falling throughput: the best prediction, then the as-traced one (what
+    // the pipeline as configured should measure; it also moves when a stage
+    // waits longer, which no CPU line above sees).
+    auto fall = [&](const std::string& what, const std::optional<double>& base_rate,
+                    const std::optional<double>& now_rate, const std::string& extra) {
+      if (!base_rate) return;
+      const double base = *base_rate;
       const double limit = base * (1 - tol);
-      const bool ok = !report.predicted_throughput || *report.predicted_throughput >= limit;
-      std::string found = Throughput(report.predicted_throughput);
-      if (report.predicted_throughput) found += " (" + Percent(*report.predicted_throughput / base - 1) + ")";
-      out.results.push_back({"predicted throughput",
-                             "at least " + Throughput(limit) + vs + Num(base) + " - " + tol_text + ")", found, ok});
-    }
+      const bool ok = !now_rate || *now_rate >= limit;
+      std::string found = Throughput(now_rate);
+      if (now_rate) found += " (" + Percent(*now_rate / base - 1) + extra + ")";
+      out.results.push_back({what, "at least " + Throughput(limit) + vs + Num(base) + " - " + tol_text + ")", found, ok});
+    };
+    fall("predicted throughput", baseline->predicted_throughput, report.predicted_throughput, "");
+    const std::string holder = AsTracedHolder(report.as_traced);
+    fall("as-traced throughput", baseline->as_traced.throughput, report.as_traced.throughput,
+         holder.empty() ? "" : "; " + holder);
   }
   return out;
 }

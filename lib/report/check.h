@@ -21,6 +21,9 @@ namespace plumber::report {
 struct CheckConditions {
   std::optional<double> min_throughput;      // observed, minibatches/s
   std::optional<double> min_predicted;       // model's prediction, minibatches/s
+  // The as-traced prediction (Analysis::as_traced: the pipeline exactly as
+  // configured, what it should measure now), minibatches/s.
+  std::optional<double> min_as_traced;
   std::optional<double> max_cpu_per_batch;   // seconds of CPU per minibatch, all nodes
   std::optional<std::string> expect_bottleneck;
   std::optional<std::string> baseline;       // trace to compare with, node by node
@@ -79,8 +82,11 @@ struct CheckOutcome {
 };
 
 // Evaluates every stated condition on `report`. `baseline` is the analysed
-// baseline trace when conditions.baseline is set. A bottleneck name that is
-// not a node of the trace is bad input (InvalidArgument), not a failure.
+// baseline trace when conditions.baseline is set; against it the predicted
+// and the as-traced throughput may each fall by at most the tolerance. A
+// line about the best prediction also names the as-traced one, so a reader
+// sees both. A bottleneck name that is not a node of the trace is bad input
+// (InvalidArgument), not a failure.
 StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const analysis::Analysis* baseline,
                                      const CheckConditions& conditions);
 

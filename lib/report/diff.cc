@@ -122,6 +122,9 @@ Diff DiffTraces(const analysis::Analysis& a, const analysis::Analysis& b) {
   d.bottleneck_a = a.bottleneck;
   d.bottleneck_b = b.bottleneck;
   d.predicted_throughput = {a.predicted_throughput, b.predicted_throughput};
+  d.as_traced_throughput = {a.as_traced.throughput, b.as_traced.throughput};
+  d.as_traced_bottleneck_a = a.as_traced.bottleneck;
+  d.as_traced_bottleneck_b = b.as_traced.bottleneck;
   d.observed_throughput = {Opt(a.observed_throughput), Opt(b.observed_throughput)};
   d.cpu_seconds_per_minibatch = {a.cpu_seconds_per_minibatch, b.cpu_seconds_per_minibatch};
   return d;
@@ -208,6 +211,10 @@ std::string FormatDiffText(const Diff& d) {
     out += s + "\n";
   };
   line("predicted throughput", d.predicted_throughput, "minibatches/s");
+  line("as-traced throughput", d.as_traced_throughput, "minibatches/s");
+  const std::string ta = d.as_traced_bottleneck_a.empty() ? "none" : d.as_traced_bottleneck_a;
+  const std::string tb = d.as_traced_bottleneck_b.empty() ? "none" : d.as_traced_bottleneck_b;
+  out += "as-traced bottleneck: " + (ta == tb ? ta + " (unchanged)" : ta + " -> " + tb + " (shifted)") + "\n";
   line("observed throughput", d.observed_throughput, "minibatches/s");
   out += "CPU per minibatch: " + units::FormatSeconds(d.cpu_seconds_per_minibatch.a.value_or(0)) + " -> " +
          units::FormatSeconds(d.cpu_seconds_per_minibatch.b.value_or(0));
@@ -247,6 +254,12 @@ std::string FormatDiffJson(const Diff& d) {
     j["bottleneck"] = {{"a", name(d.bottleneck_a)}, {"b", name(d.bottleneck_b)},
                        {"shifted", d.bottleneck_a != d.bottleneck_b}};
     j["predicted_throughput"] = CompareJson(d.predicted_throughput);
+    // Shaped like analyze's "as_traced" object.
+    j["as_traced"] = {{"predicted_throughput", CompareJson(d.as_traced_throughput)},
+                      {"bottleneck",
+                       {{"a", name(d.as_traced_bottleneck_a)},
+                        {"b", name(d.as_traced_bottleneck_b)},
+                        {"shifted", d.as_traced_bottleneck_a != d.as_traced_bottleneck_b}}}};
     j["observed_throughput"] = CompareJson(d.observed_throughput);
     j["cpu_seconds_per_minibatch"] = CompareJson(d.cpu_seconds_per_minibatch);
   }

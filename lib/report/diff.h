@@ -1,8 +1,8 @@
 // What changed between two traces or two pipelines (`plumber diff`): nodes
 // added and removed, parameters changed (any field of a node, UDF arguments
 // included), and for traces the per-node rates and costs, the bottleneck
-// and the predicted and observed throughput. A trace and a pipeline can be
-// compared too: then only their programs are.
+// and the predicted (best parallelism), as-traced and observed throughput. A
+// trace and a pipeline can be compared too: then only their programs are.
 #pragma once
 
 #include <optional>
@@ -60,6 +60,11 @@ struct Diff {
   std::string bottleneck_a;
   std::string bottleneck_b;
   Compared predicted_throughput;
+  // The prediction for each pipeline exactly as configured
+  // (Analysis::as_traced) and what holds it ("" when unbounded).
+  Compared as_traced_throughput;
+  std::string as_traced_bottleneck_a;
+  std::string as_traced_bottleneck_b;
   Compared observed_throughput;
   Compared cpu_seconds_per_minibatch;
 

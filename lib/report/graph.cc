@@ -10,6 +10,7 @@
 
 #include "base/number_format.h"
 #include "base/units.h"
+#include "report/analysis_format.h"
 
 namespace plumber::report {
 namespace {
@@ -82,8 +83,10 @@ std::string FormatDot(const Analysis& report) {
   out += "  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n";
   out += "  edge [fontname=\"Helvetica\", fontsize=9];\n";
   out += "  labelloc=t;\n  label=" +
-         DotQuote(program.name() + ": observed " + Num(report.observed_throughput) + " minibatches/s, predicted " +
-                  RateText(report.predicted_throughput) +
+         DotQuote(program.name() + ": observed " + Num(report.observed_throughput) + " minibatches/s, as traced " +
+                  RateText(report.as_traced.throughput) +
+                  (report.as_traced.bottleneck.empty() ? "" : " (" + report.as_traced.bottleneck + ")") +
+                  ", predicted " + RateText(report.predicted_throughput) + " with the best parallelism" +
                   (report.bottleneck.empty() ? "" : ", bottleneck " + report.bottleneck)) +
          ";\n";
   for (const auto& n : report.nodes) {
@@ -194,12 +197,14 @@ std::string RooflineSvg(const Analysis& report) {
     }
   };
   widen(report.predicted_throughput);
+  widen(report.as_traced.throughput);
   for (auto* n : nodes) {
     widen(n->scaled_rate);
     if (n->rate_per_core) widen(*n->rate_per_core * n->max_cores);
   }
   const double lmin = std::floor(std::log10(lo)), lmax = std::ceil(std::log10(hi) + 1e-9) + (hi == lo ? 1 : 0);
-  const double label_w = 110, plot_w = 560, bar_h = 18, gap = 8, top = 30, margin = 10;
+  // top leaves room for three stacked line labels (as traced, observed, predicted).
+  const double label_w = 110, plot_w = 560, bar_h = 18, gap = 8, top = 42, margin = 10;
   const double height = top + nodes.size() * (bar_h + gap) + 40;
   const double width = label_w + plot_w + 2 * margin + 90;
   auto xof = [&](double v) { return label_w + margin + plot_w * (std::log10(v) - lmin) / std::max(lmax - lmin, 1.0); };
@@ -250,6 +255,10 @@ std::string RooflineSvg(const Analysis& report) {
   };
   if (report.observed_throughput > 0) vline(report.observed_throughput, "observed", "observed " + Num(report.observed_throughput), 0);
   if (report.predicted_throughput) vline(*report.predicted_throughput, "predicted", "predicted " + Num(*report.predicted_throughput), 10);
+  // Above the other two labels: the as-traced line often sits beside the observed one.
+  if (report.as_traced.throughput) {
+    vline(*report.as_traced.throughput, "as-traced", "as traced " + Num(*report.as_traced.throughput), -10);
+  }
   svg += "</svg>\n";
   return svg;
 }
@@ -279,7 +288,8 @@ std::string FormatHtml(const Analysis& report) {
        "rect.bar{fill:#6a9fd4}rect.bar.bottleneck{fill:#d9534f}rect.reach{fill:#dde8f4}"
        "rect.unbounded{fill:#eee}line.observed{stroke:#222;stroke-width:2}"
        "line.predicted{stroke:#e08a00;stroke-width:2;stroke-dasharray:6 3}"
-       "text.predicted-label{fill:#b06c00}"
+       "text.predicted-label{fill:#b06c00}line.as-traced{stroke:#7b3fa0;stroke-width:2;stroke-dasharray:2 3}"
+       "text.as-traced-label{fill:#7b3fa0}"
        ".meter{display:inline-block;width:220px;height:12px;background:#eee;vertical-align:middle}"
        ".meter span{display:block;height:100%}.cores{background:#6a9fd4}.fits{background:#5cb85c}"
        ".nofit{background:#d9534f}.legend{color:#555;font-size:13px}\n";
@@ -292,7 +302,10 @@ std::string FormatHtml(const Analysis& report) {
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
        ".</p>\n";
   h += "<p class=\"summary\"><span>observed <b>" + Num(report.observed_throughput) +
-       "</b> minibatches/s</span><span>predicted <b>" + RateText(report.predicted_throughput) + "</b>";
+       "</b> minibatches/s</span><span id=\"as-traced\">as traced <b>" + RateText(report.as_traced.throughput) +
+       "</b>";
+  if (report.as_traced.throughput) h += " (" + Escape(AsTracedHolder(report.as_traced)) + ")";
+  h += "</span><span>predicted <b>" + RateText(report.predicted_throughput) + "</b> with the best parallelism";
   if (!report.predicted_limit.empty()) h += " (" + Escape(report.predicted_limit) + "-bound)";
   h += "</span><span>bottleneck <b>" + Escape(report.bottleneck.empty() ? "none" : report.bottleneck) + "</b></span>";
   if (plan) h += "<span>after a rewrite <b>" + Num(plan->throughput) + "</b></span>";
@@ -306,8 +319,24 @@ std::string FormatHtml(const Analysis& report) {
 
   h += "<h2>Capacity of each stage</h2>\n<p class=\"legend\">Dark bars: what each stage can deliver at its "
        "parallelism now (red: the bottleneck); light bars: at the most cores it may use. Black line: observed "
-       "throughput; dashed orange: predicted.</p>\n";
+       "throughput; dashed orange: predicted with the best parallelism; dotted purple: predicted as traced.</p>\n";
   h += RooflineSvg(report);
+
+  h += "<h2>Threads as traced</h2>\n<p class=\"legend\">Nodes that share threads, as configured: a group "
+       "delivers at most its threads over its service (CPU and waiting) per minibatch. The tightest group bounds "
+       "the as-traced prediction.</p>\n";
+  h += "<table id=\"thread-groups\"><tr><th>group</th><th>threads</th><th>service ms per minibatch</th>"
+       "<th>bound (minibatches/s)</th><th>nodes</th></tr>\n";
+  for (const auto& g : report.thread_groups) {
+    std::string members;
+    for (const auto& m : g.members) members += (members.empty() ? "" : ", ") + m;
+    h += "<tr><td>" + Escape(g.name) + "</td><td class=\"n\">" + std::to_string(g.threads) +
+         (g.serialized ? " (one at a time)" : "") + "</td><td class=\"n\">" +
+         Num(g.service_seconds_per_minibatch * 1e3) + "</td><td class=\"n\">" + RateText(g.bound) + "</td><td>" +
+         Escape(members) + "</td></tr>\n";
+  }
+  if (report.thread_groups.empty()) h += "<tr><td colspan=\"5\">None.</td></tr>\n";
+  h += "</table>\n";
 
   h += "<h2>Core allocation (LP)</h2>\n";
   if (plan) {

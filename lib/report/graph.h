@@ -1,8 +1,9 @@
 // Pictures of an analysed pipeline: Graphviz dot (`plumber analyze --format
 // dot`) and one self-contained HTML page (`--format html`) with the graph as
 // inline SVG laid out here (layers by depth, no Graphviz needed), the
-// roofline bar chart of each stage's capacity against the predicted and
-// observed throughput, the LP's core allocation, cache sizes against the
+// as-traced and best predictions, the roofline bar chart of each stage's
+// capacity against the predicted, as-traced and observed throughput, the
+// thread groups as traced, the LP's core allocation, cache sizes against the
 // memory budget, and the findings. The page has no scripts and loads
 // nothing from the network.
 #pragma once

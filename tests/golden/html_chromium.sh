@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The HTML report of `plumber analyze --format html` in headless Chromium:
 # it loads without a console message, the pipeline graph and the roofline
-# chart are present and non-empty in the rendered DOM, the page holds no
+# chart are present and non-empty in the rendered DOM, the as-traced
+# prediction and the thread-groups table are shown, the page holds no
 # script and fetches nothing, and a screenshot is kept as an artifact in
 # ARTIFACT_DIR. Without Chromium it fails, saying how to install it: a
 # skipped test would let a broken report pass unseen wherever the browser
@@ -37,6 +38,10 @@ for t in image cpu; do
     if [ -z "$body" ] || [ "$shapes" -lt 3 ]; then echo "FAIL $t: svg #$id missing or empty ($shapes shapes)"; fail=1; fi
   done
   grep -q '<ul id="findings">' "$tmp/$t.dom" || { echo "FAIL $t: no findings list"; fail=1; }
+  # Both predictions, and the thread groups that bound the as-traced one (one row at least).
+  grep -q '<span id="as-traced">as traced <b>' "$tmp/$t.dom" || { echo "FAIL $t: no as-traced prediction"; fail=1; }
+  groups=$(sed -n '/<table id="thread-groups">/,/<\/table>/p' "$tmp/$t.dom" | grep -c '<tr><td>')
+  [ "$groups" -ge 1 ] || { echo "FAIL $t: thread-groups table missing or empty"; fail=1; }
   "$chrome" "${flags[@]}" --user-data-dir="$tmp/profile-$t-shot" --window-size=1200,1900 \
     --screenshot="$artifacts/report-$t.png" "file://$html" >/dev/null 2>"$tmp/$t.shot.log"
   if [ ! -s "$artifacts/report-$t.png" ]; then echo "FAIL $t: no screenshot"; tail -20 "$tmp/$t.shot.log"; fail=1; continue; fi

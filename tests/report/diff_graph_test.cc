@@ -4,6 +4,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "analysis/analyze.h"
 #include "report/diff.h"
@@ -60,6 +61,18 @@ TEST_CASE("trace diffs give per-node changes and the bottleneck", "[diff]") {
   CHECK(d->bottleneck_b == "burn");
   // 4 cores / (6 + 38.4 + 2 ms) = 86.2 against 4 / 40 ms = 100.
   CHECK(*d->predicted_throughput.b == Approx(4 / 0.0464));
+  // As traced the three nodes share one thread: 1 / 40 ms -> 1 / 46.4 ms.
+  CHECK(*d->as_traced_throughput.a == Approx(25));
+  CHECK(*d->as_traced_throughput.b == Approx(1 / 0.0464));
+  CHECK(*d->as_traced_throughput.change() == Approx(0.04 / 0.0464 - 1));
+  CHECK(d->as_traced_bottleneck_a == "burn");
+  CHECK(d->as_traced_bottleneck_b == "burn");
+  const std::string text = FormatDiffText(*d);
+  CHECK(text.find("as-traced throughput: 25 -> 21.55 minibatches/s (-13.8%)\n") != std::string::npos);
+  CHECK(text.find("as-traced bottleneck: burn (unchanged)\n") != std::string::npos);
+  const auto json = nlohmann::json::parse(FormatDiffJson(*d));
+  CHECK(json["as_traced"]["predicted_throughput"]["a"].get<double>() == Approx(25));
+  CHECK(json["as_traced"]["bottleneck"]["shifted"].get<bool>() == false);
   // A pipeline against a trace compares programs only.
   auto mixed = DiffFiles(Env::Default(), Path("testdata/traces/image.json"), Path("testdata/pipelines/image.json"));
   REQUIRE(mixed.ok());
@@ -93,6 +106,16 @@ TEST_CASE("dot and html name every node and edge", "[graph]") {
   CHECK(html.find("<svg id=\"roofline\"") != std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("No program was solved") != std::string::npos);
+  // Both predictions side by side, and the thread groups.
+  REQUIRE(r->as_traced.throughput);
+  CHECK(html.find("<span id=\"as-traced\">as traced <b>") != std::string::npos);
+  CHECK(html.find("</b> with the best parallelism") != std::string::npos);
+  CHECK(html.find("<table id=\"thread-groups\">") != std::string::npos);
+  for (const auto& g : r->thread_groups) {
+    CHECK(html.find("<tr><td>" + g.name + "</td><td class=\"n\">" + std::to_string(g.threads)) != std::string::npos);
+  }
+  CHECK(html.find("line class=\"as-traced\"") != std::string::npos);
+  CHECK(dot.find(", as traced ") != std::string::npos);
 
   // With its programs solved, the page shows the plan's cores per stage.
   analysis::AnalysisOptions solve;
