@@ -3,7 +3,7 @@
 # runs it, which writes bench/RESULTS.md and bench/e2e.svg. Arguments go to
 # the program: --seconds S per run (default 3), --only WORKLOAD, --no-steps,
 # --repeats N (alternated runs per median, default 3). About 18 minutes on 2
-# cores at the default (13 with --no-steps); run it on an idle machine.
+# cores at the default (14 with --no-steps); run it on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja >/dev/null
