@@ -1,19 +1,25 @@
-// The end-to-end benchmark of issue 6: does plumber's rewrite make the
-// example pipelines as fast as they can be on this machine? For each
-// workload it measures, in one run of this program: the naive pipeline;
-// the heuristic users apply by hand (every parallel stage at the number of
-// cores, a prefetch after each); plumber's one-shot rewrite of the naive
-// trace; plumber after the optimize loop; the best configuration of a
-// small exhaustive grid over the same knobs (parallelism per stage, cache
-// point, output prefetch); and plumber's prediction next to each
-// measurement. It also runs the step-wise baselines of the paper's Figure 6
-// (raise the top-ranked bottleneck's parallelism by one per step, against
-// a random walk) and counts steps to 95% of the grid optimum.
+// The end-to-end benchmark of issues 6 and 13: does plumber's rewrite make
+// the example pipelines as fast as they can be on this machine, and does
+// its model predict what they measure? For each workload it measures, in
+// one run of this program: the naive pipeline; the heuristic users apply by
+// hand (every parallel stage at the number of cores, a prefetch after
+// each); plumber's one-shot rewrite of the naive trace; plumber after the
+// optimize loop; the best configuration of a small exhaustive grid over the
+// same knobs (parallelism per stage, beyond the cores for stages that wait;
+// cache point; output prefetch); and plumber's predictions next to the
+// measurements: the as-traced prediction of the naive trace against the
+// naive pipeline, the rewrite's prediction against the rewritten one. The
+// naive, one-shot and grid-best figures are medians of runs alternated
+// among the three (A B C A B C ...), so that a change in the machine's load
+// hits all three alike. It also runs the step-wise baselines of the paper's
+// Figure 6 (raise the top-ranked bottleneck's parallelism by one per step,
+// against a random walk) and counts steps to 95% of the grid optimum.
 //
 // Writes RESULTS.md and e2e.svg into the directory given (bench/ by
 // default). Usage: plumber_e2e_bench [--seconds S] [--out DIR]
-// [--only NAME] [--no-steps]. Throughputs here are timing measurements on a
-// possibly shared machine: they belong in this report, never in unit tests.
+// [--only NAME] [--no-steps] [--repeats N]. Throughputs here are timing
+// measurements on a possibly shared machine: they belong in this report,
+// never in unit tests.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -55,9 +61,16 @@ struct Workload {
   std::string what;
   runtime::StorageOptions storage;
   std::string storage_text;
-  // Extra read parallelism the grid tries for the interleave (I/O-bound
-  // readers profit beyond the core count).
-  std::vector<int> interleave_grid;
+  // Stages that wait (a remote call in a UDF, reads under request
+  // latency): their threads pay beyond the core count, so the grid tries
+  // them at 1, cores, 4x, 16x and 64x cores (issue 13).
+  std::vector<std::string> waiting;
+  // Files the workload's data has: an interleave over them opens no more
+  // than that many, so its grid stops there (0: no cap).
+  int files = 0;
+  // Directory under the bench's temporary root whose data/ the pipeline
+  // reads ("": the shared dataset).
+  std::string data_root;
   // Memory plumber may plan a cache with; set below the dataset's size for
   // the storage workloads so that reading, not a cache, is what gets tuned
   // (the grid then tries no cache either).
@@ -76,16 +89,25 @@ struct Measurement {
 
 struct WorkloadResult {
   Workload w;
+  // naive, oneshot and grid: medians of the alternated runs below;
+  // heuristic and optimized: single runs.
   double naive = 0, heuristic = 0, oneshot = 0, optimized = 0, grid = 0;
+  std::vector<double> naive_runs, oneshot_runs, grid_runs;
+  // The naive run whose trace the analysis and the rewrite read.
+  double naive_traced = 0;
+  // The model on the naive trace: the pipeline as configured, and where
+  // it says the limit is.
+  std::optional<double> as_traced;
+  std::string as_traced_limit;
   double oneshot_predicted = 0;
   std::optional<double> optimized_predicted;
   int optimize_steps = 0;
   int optimize_best_step = 0;
   std::string grid_best;
+  // The grid point's single run that picked it (biased high: the best of
+  // many noisy runs), before its alternated reruns.
+  double grid_best_first = 0;
   int grid_size = 0;
-  // The grid's first point is the naive configuration again: a second
-  // measurement of it, which shows how noisy this machine was.
-  double naive_again = 0;
   std::string bottleneck;
   std::vector<std::string> oneshot_changes;
   // Figure 6: steps to reach 95% of the grid optimum (-1: not within the limit).
@@ -95,15 +117,20 @@ struct WorkloadResult {
 
 double g_seconds = 3;
 int g_cores = 2;
+int g_repeats = 3;
+int g_runs = 0;      // pipeline runs so far, to say what a run of the bench costs
 std::string g_base;  // where the data and the pipelines live
 
+std::string BaseDir(const Workload& w) { return w.data_root.empty() ? g_base : g_base + "/" + w.data_root; }
+
 Measurement Measure(const schema::Pipeline& p, const Workload& w, const std::string& trace = "") {
+  ++g_runs;
   runtime::RunConfig c;
   c.seconds = g_seconds;
   c.warmup_seconds = std::min(1.0, g_seconds / 3);
   c.snapshot_every_seconds = std::clamp(g_seconds / 10, 0.1, 1.0);
   c.storage = w.storage;
-  c.base_dir = g_base;
+  c.base_dir = BaseDir(w);
   c.trace_path = trace;
   Measurement m;
   auto graph = ProgramGraph::Build(p, "the benchmark's pipeline");
@@ -172,18 +199,28 @@ std::vector<std::string> CacheCandidates(const schema::Pipeline& p, const analys
   return out;
 }
 
+// The threads the grid tries for one parallel stage: 1 and the cores; for
+// a stage that waits also 4x, 16x and 64x the cores (64 per core is the
+// most the rewrite gives, kMaxThreadsPerCore), an interleave never more
+// than its files. One knob per stage: an interleave's cycle_length follows
+// its parallelism (SetParallelism), since each thread reads its own file.
+std::vector<int> GridValues(const schema::Node& n, const Workload& w) {
+  std::vector<int> candidates = {1, g_cores};
+  if (std::find(w.waiting.begin(), w.waiting.end(), n.name()) != w.waiting.end()) {
+    for (int f : {4, 16, 64}) candidates.push_back(f * g_cores);
+  }
+  std::vector<int> values;
+  for (int v : candidates) {
+    if (FindOp(n.op())->has_function() && w.files > 0) v = std::min(v, w.files);
+    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+  }
+  return values;
+}
+
 std::vector<Config> Grid(const schema::Pipeline& naive, const Workload& w, const analysis::Analysis& report) {
   std::vector<std::pair<std::string, std::vector<int>>> knobs;
   for (const auto& n : naive.nodes()) {
-    if (!Parallel(n)) continue;
-    std::vector<int> values = {1};
-    if (g_cores > 1) values.push_back(g_cores);
-    if (FindOp(n.op())->has_function()) {
-      for (int v : w.interleave_grid) {
-        if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
-      }
-    }
-    knobs.emplace_back(n.name(), values);
+    if (Parallel(n)) knobs.emplace_back(n.name(), GridValues(n, w));
   }
   std::vector<std::string> caches = {""};
   if (!w.memory) {
@@ -287,6 +324,27 @@ std::string Ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}", a /
 std::string Pct(double predicted, double measured) {
   return measured > 0 ? fmt::format("{:+.0f}%", 100 * (predicted - measured) / measured) : "-";
 }
+// (predicted - measured) / measured; nullopt when either is missing.
+std::optional<double> Error(std::optional<double> predicted, double measured) {
+  if (!predicted || *predicted <= 0 || measured <= 0) return std::nullopt;
+  return (*predicted - measured) / measured;
+}
+// "15.2 (+3%)": a prediction and its error against the measurement.
+std::string PredictionCell(std::optional<double> predicted, double measured) {
+  if (!predicted || *predicted <= 0) return "-";
+  return fmt::format("{:.1f} ({})", *predicted, Pct(*predicted, measured));
+}
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+std::string Runs(const std::vector<double>& v) {
+  std::vector<std::string> out;
+  for (double x : v) out.push_back(fmt::format("{:.1f}", x));
+  return out.empty() ? "-" : fmt::format("{}", fmt::join(out, ", "));
+}
 std::string Steps(int s, int limit) { return s < 0 ? fmt::format(">{}", limit) : std::to_string(s); }
 
 // The machine's load average, to say how shared it was while measuring.
@@ -310,17 +368,22 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   const ProgramGraph& naive_graph = *naive_program;
   const schema::Pipeline& naive = naive_graph.program();
   const std::string trace = tmp + "/" + w.name + "-naive.pb";
-  r.naive = Measure(naive, w, trace).throughput;
-  std::fprintf(stderr, "  naive %.1f\n", r.naive);
+  r.naive_traced = Measure(naive, w, trace).throughput;
+  std::fprintf(stderr, "  naive (traced) %.1f\n", r.naive_traced);
   r.heuristic = Measure(Heuristic(naive), w).throughput;
   std::fprintf(stderr, "  heuristic %.1f\n", r.heuristic);
 
   auto report = Analyze(trace, w);
   if (!report.ok()) {
-    std::fprintf(stderr, "  analysis failed\n");
+    std::fprintf(stderr, "  analysis failed: %s\n", report.status().ToString().c_str());
     return r;
   }
   r.bottleneck = report->bottleneck;
+  r.as_traced = report->as_traced.throughput;
+  r.as_traced_limit = report->as_traced.limit.empty()
+                          ? ""
+                          : report->as_traced.limit + " at `" + report->as_traced.bottleneck + "`";
+  std::fprintf(stderr, "  as traced: predicted %.1f (%s)\n", r.as_traced.value_or(0), r.as_traced_limit.c_str());
   auto rw = rewrite::Rewrite(*report);
   if (rw.ok()) {
     r.oneshot_predicted = rw->predicted_after;
@@ -328,9 +391,9 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
       r.oneshot_changes.push_back(c.before.empty() ? c.node + " " + c.what + " " + c.after
                                                    : c.node + " " + c.what + " " + c.before + "->" + c.after);
     }
-    r.oneshot = Measure(rw->pipeline, w).throughput;
+  } else {
+    std::fprintf(stderr, "  rewrite failed: %s\n", rw.status().ToString().c_str());
   }
-  std::fprintf(stderr, "  one-shot %.1f (predicted %.1f)\n", r.oneshot, r.oneshot_predicted);
 
   optimize::OptimizeOptions o;
   o.cores = g_cores;
@@ -338,7 +401,7 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   o.max_steps = 4;
   o.storage = w.storage;
   o.memory_bytes = w.memory;
-  o.base_dir = g_base;
+  o.base_dir = BaseDir(w);
   o.trace_dir = tmp + "/" + w.name + "-optimize";
   if (optimize::MakeDirectories(o.trace_dir).ok()) {
     auto opt = optimize::Optimize(Env::Default(), naive_graph, o);
@@ -347,21 +410,42 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
       r.optimized_predicted = opt->best().predicted;
       r.optimize_steps = static_cast<int>(opt->steps.size());
       r.optimize_best_step = opt->best_step;
+      g_runs += r.optimize_steps;  // each step is one measured run of the loop
       std::fprintf(stderr, "%s", report::StepTable(*opt).c_str());
     }
   }
 
   const auto grid = Grid(naive, w, *report);
   r.grid_size = static_cast<int>(grid.size());
+  const Config* best = nullptr;
   for (const auto& c : grid) {
     const double x = Measure(c.pipeline, w).throughput;
-    if (&c == &grid.front()) r.naive_again = x;
     std::fprintf(stderr, "  grid %-50s %.1f\n", c.label.c_str(), x);
-    if (x > r.grid) {
-      r.grid = x;
+    if (best == nullptr || x > r.grid_best_first) {
+      r.grid_best_first = x;
       r.grid_best = c.label;
+      best = &c;
     }
   }
+
+  // The figures the targets are judged on, alternated run by run (naive,
+  // one-shot, grid best, naive, ...): a drift in the machine's load then
+  // touches all three alike instead of one configuration's block of runs.
+  // The grid's best point is rerun because the single run that picked it
+  // is the maximum of many noisy runs, biased high.
+  for (int i = 0; i < g_repeats; ++i) {
+    r.naive_runs.push_back(Measure(naive, w).throughput);
+    if (rw.ok()) r.oneshot_runs.push_back(Measure(rw->pipeline, w).throughput);
+    if (best != nullptr) r.grid_runs.push_back(Measure(best->pipeline, w).throughput);
+    std::fprintf(stderr, "  round %d: naive %.1f one-shot %.1f grid best %.1f\n", i + 1, r.naive_runs.back(),
+                 r.oneshot_runs.empty() ? 0.0 : r.oneshot_runs.back(), r.grid_runs.empty() ? 0.0 : r.grid_runs.back());
+  }
+  r.naive = Median(r.naive_runs);
+  r.oneshot = Median(r.oneshot_runs);
+  r.grid = Median(r.grid_runs);
+  std::fprintf(stderr, "  medians: naive %.1f (as traced %.1f) one-shot %.1f (predicted %.1f) grid %.1f\n", r.naive,
+               r.as_traced.value_or(0), r.oneshot, r.oneshot_predicted, r.grid);
+
   // The best any measured configuration did is the optimum here: if
   // plumber's beat every grid point, the grid was too coarse.
   const double optimum = std::max({r.grid, r.oneshot, r.optimized, r.heuristic});
@@ -413,44 +497,78 @@ std::string Svg(const std::vector<WorkloadResult>& results) {
   return s + "</svg>\n";
 }
 
+// Targets of issue 13, judged on the medians; "" when a figure is missing.
+constexpr double kAsTracedTarget = 0.10, kAfterRewriteTarget = 0.15, kGridTarget = 0.95;
+
 std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed, bool steps) {
   char date[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  std::string s = "# End-to-end benchmark (issue 6)\n\n";
+  std::string s = "# End-to-end benchmark (issues 6 and 13)\n\n";
   s += fmt::format(
-      "Measured {} on this machine: {} cores, {} s per run ({:.2g} s of it warm-up), {:.0f} s in all. "
-      "Load average (1, 5, 15 min) at the start: {}; at the end: {} (other builds shared the cores). "
-      "Produced by `bench/e2e.sh` (`plumber_e2e_bench`); throughputs are minibatches/s, each from a "
-      "single run, so expect noise of several percent, more under load.\n\n",
-      date, g_cores, g_seconds, std::min(1.0, g_seconds / 3), elapsed, g_load_start, LoadAverage());
+      "Measured {} on this machine: {} cores, {} s per run ({:.2g} s of it warm-up), {} pipeline runs, "
+      "{:.0f} s ({:.1f} min) in all. Load average (1, 5, 15 min) at the start: {}; at the end: {}. "
+      "Produced by `bench/e2e.sh` (`plumber_e2e_bench`); throughputs are minibatches/s. **naive**, "
+      "**one-shot** and **grid** are each the median of {} runs alternated among the three (naive, "
+      "one-shot, grid best, naive, ...; the runs are listed under Workloads); heuristic, optimize, "
+      "every other grid point and the Figure 6 steps are single runs, so expect noise of several "
+      "percent there, more under load.\n\n",
+      date, g_cores, g_seconds, std::min(1.0, g_seconds / 3), g_runs, elapsed, elapsed / 60, g_load_start,
+      LoadAverage(), g_repeats);
   s += "Configurations: **naive** (the example as written: parallelism 1, no prefetch, no cache); "
        "**heuristic** (every parallel stage at the core count, a prefetch after each); **one-shot** "
        "(`plumber rewrite` of the naive trace); **optimize** (best step of `plumber optimize`, at most "
-       "4 runs); **grid** (the best of an exhaustive grid: each parallel stage at 1 or the core count, "
-       "wider reads for the I/O workloads, cache at each cacheable input of a repeat or none, output "
-       "prefetch on or off).\n\n";
-  s += "| workload | naive (again) | heuristic | one-shot (pred.) | optimize (pred.) | grid (n) | "
-       "plumber/naive | plumber/heuristic | plumber/grid | pred. error |\n";
-  s += "|---|---|---|---|---|---|---|---|---|---|\n";
+       "4 runs); **grid** (the best point of an exhaustive grid, rerun: each parallel stage at 1 or the "
+       "core count, a stage that waits also at 4x, 16x and 64x the cores (an interleave at most at its "
+       "number of files), cache at each cacheable input of a repeat or none, output prefetch on or "
+       "off).\n\n";
+  s += "| workload | naive | heuristic | one-shot | optimize (pred.) | grid (n) | plumber/naive | "
+       "plumber/heuristic | plumber/grid | as traced: pred. (error) | after rewrite: pred. (error) |\n";
+  s += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : results) {
     const double plumber = std::max(r.oneshot, r.optimized);
-    s += fmt::format("| {} | {:.1f} ({:.1f}) | {:.1f} | {:.1f} ({:.1f}) | {:.1f} ({}) | {:.1f} ({}) | {} | {} | {} | {} |\n",
-                     r.w.name, r.naive, r.naive_again, r.heuristic, r.oneshot, r.oneshot_predicted, r.optimized,
+    s += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} ({}) | {:.1f} ({}) | {} | {} | {} | {} | {} |\n",
+                     r.w.name, r.naive, r.heuristic, r.oneshot, r.optimized,
                      r.optimized_predicted ? fmt::format("{:.1f}", *r.optimized_predicted) : "-", r.grid, r.grid_size,
                      Ratio(plumber, r.naive), Ratio(plumber, r.heuristic), Ratio(plumber, r.grid),
-                     Pct(r.oneshot_predicted, r.oneshot));
+                     PredictionCell(r.as_traced, r.naive), PredictionCell(r.oneshot_predicted, r.oneshot));
   }
-  s += "\n\"plumber\" in the ratios is the better of one-shot and optimize; the prediction error is the "
-       "one-shot rewrite's, (predicted - measured) / measured. \"again\" is the naive configuration measured a "
-       "second time as the grid's first point: the gap between the two is the noise of this machine.\n\n";
+  s += "\n\"plumber\" in the ratios is the better of one-shot and optimize. Errors are (predicted - "
+       "measured) / measured: **as traced** is the model's prediction for the naive pipeline exactly as "
+       "configured (`as_traced` of `plumber analyze` on the naive trace) against the naive median; **after "
+       "rewrite** is the one-shot rewrite's prediction for the pipeline it emits against that pipeline's "
+       "median.\n\n";
+
+  // The issue's targets, met or not, from the figures above.
+  std::vector<std::string> as_traced_miss, after_miss, grid_miss, waiting;
+  for (const auto& r : results) {
+    const auto e1 = Error(r.as_traced, r.naive);
+    if (!e1 || std::abs(*e1) > kAsTracedTarget) as_traced_miss.push_back(r.w.name);
+    const auto e2 = Error(r.oneshot_predicted, r.oneshot);
+    if (!e2 || std::abs(*e2) > kAfterRewriteTarget) after_miss.push_back(r.w.name);
+    if (r.w.waiting.empty()) continue;
+    waiting.push_back(r.w.name);
+    if (r.grid <= 0 || std::max(r.oneshot, r.optimized) < kGridTarget * r.grid) grid_miss.push_back(r.w.name);
+  }
+  auto verdict = [](const std::vector<std::string>& miss) {
+    return miss.empty() ? std::string("met") : fmt::format("**not met** on {}", fmt::join(miss, ", "));
+  };
+  s += "Targets (issue 13), judged on the medians:\n\n";
+  s += fmt::format("- as-traced error within {:.0f}% on every workload: {}\n", 100 * kAsTracedTarget,
+                   verdict(as_traced_miss));
+  s += fmt::format("- error after the rewrite within {:.0f}% on every workload: {}\n", 100 * kAfterRewriteTarget,
+                   verdict(after_miss));
+  s += fmt::format("- plumber >= {:.2f} of the grid optimum on the waiting workloads ({}): {}\n\n", kGridTarget,
+                   waiting.empty() ? "none run" : fmt::format("{}", fmt::join(waiting, ", ")), verdict(grid_miss));
   s += "## Workloads\n\n";
   for (const auto& r : results) {
-    s += fmt::format("- **{}** (`examples/{}`{}): {}. Bottleneck in the naive trace: `{}`. One-shot changes: {}. "
-                     "Best grid point: `{}`.\n",
+    s += fmt::format("- **{}** (`examples/{}`{}): {}. Bottleneck in the naive trace: `{}`; as traced, the limit "
+                     "is {} (the traced naive run measured {:.1f}). One-shot changes: {}. Best grid point: `{}` "
+                     "({:.1f} in the grid). Runs: naive {}; one-shot {}; grid best {}.\n",
                      r.w.name, r.w.file, r.w.storage_text.empty() ? "" : ", " + r.w.storage_text, r.w.what,
-                     r.bottleneck, r.oneshot_changes.empty() ? "none" : fmt::format("{}", fmt::join(r.oneshot_changes, "; ")),
-                     r.grid_best);
+                     r.bottleneck, r.as_traced_limit.empty() ? "unknown" : r.as_traced_limit, r.naive_traced,
+                     r.oneshot_changes.empty() ? "none" : fmt::format("{}", fmt::join(r.oneshot_changes, "; ")),
+                     r.grid_best, r.grid_best_first, Runs(r.naive_runs), Runs(r.oneshot_runs), Runs(r.grid_runs));
   }
   if (steps) {
     s += fmt::format(
@@ -484,10 +602,15 @@ int Main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--no-steps")) steps = false;
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) g_repeats = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--out DIR] [--only NAME] [--no-steps]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--seconds S] [--out DIR] [--only NAME] [--no-steps] [--repeats N]\n", argv[0]);
       return 2;
     }
+  }
+  if (g_repeats < 1) {
+    std::fprintf(stderr, "--repeats must be at least 1\n");
+    return 2;
   }
   g_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const auto start = std::chrono::steady_clock::now();
@@ -512,19 +635,58 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
     return 1;
   }
+  // The latency workloads read their own dataset: the same images in many
+  // small files, so that an interleave can keep up to 64x the cores
+  // requests in flight (each of its threads reads its own file). About
+  // 26 MB, far more than the 2 MB those workloads allow for a cache.
+  runtime::ImageGenOptions shards = images;
+  shards.files = 64;
+  shards.records_per_file = 16;
+  const std::string shards_data = g_base + "/shards/data";
+  if (!optimize::MakeDirectories(shards_data).ok()) return 1;
+  if (auto s = runtime::GenerateImages(Env::Default(), shards_data, shards); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
+    return 1;
+  }
   std::vector<Workload> workloads;
-  workloads.push_back({"image", "image.json", "JPEG decode and augmentation, decode-heavy", {}, "", {}, {}});
-  workloads.push_back({"text", "text.json", "tokenize, length filter, padded batch: tiny ops", {}, "", {}, {}});
-  Workload bw{"storage", "io.json", "storage-bound: reads throttled to 20 MB/s; memory for a cache limited to 2 MB (the data is larger), so only reading can be tuned", {}, "--read-bandwidth 20MB/s --mem 2MB", {}, {}};
-  bw.storage.read_bandwidth = 20e6;
-  bw.memory = 2'000'000;
-  workloads.push_back(bw);
-  Workload lat{"latency", "io.json", "latency-bound: 5 ms per 256 KiB read request; memory for a cache limited to 2 MB, so read parallelism is what matters", {}, "--read-latency 5ms --mem 2MB", {4}, {}};
-  lat.storage.read_latency_ns = 5'000'000;
-  lat.memory = 2'000'000;
-  workloads.push_back(lat);
-  workloads.push_back({"cached", "cached.json", "small dataset, deterministic decode: a cache after decode wins", {}, "", {}, {}});
-  workloads.push_back({"skewed", "skewed.json", "two maps of 50 us and 2 ms per element", {}, "", {}, {}});
+  auto add = [&](std::string name, std::string file, std::string what) -> Workload& {
+    Workload& w = workloads.emplace_back();
+    w.name = std::move(name);
+    w.file = std::move(file);
+    w.what = std::move(what);
+    return w;
+  };
+  add("image", "image.json", "JPEG decode and augmentation, decode-heavy");
+  add("text", "text.json", "tokenize, length filter, padded batch: tiny ops");
+  {
+    Workload& w = add("storage", "io.json",
+                      "storage-bound: reads throttled to 20 MB/s; memory for a cache limited to 2 MB (the data is "
+                      "larger), so only reading can be tuned");
+    w.storage_text = "--read-bandwidth 20MB/s --mem 2MB";
+    w.storage.read_bandwidth = 20e6;
+    w.memory = 2'000'000;
+  }
+  // Two latencies over the same many-file dataset: at 5 ms the readers'
+  // waiting and the CPU both matter, at 20 ms waiting is nearly all.
+  for (const int ms : {5, 20}) {
+    Workload& w = add(ms == 5 ? "latency" : "latency-nocache", "io.json",
+                      fmt::format("latency-bound: {} ms per 256 KiB read request over {} files of {} records; memory "
+                                  "for a cache limited to 2 MB (the data is about 26 MB), so read parallelism is what "
+                                  "matters",
+                                  ms, shards.files, shards.records_per_file));
+    w.storage_text = fmt::format("--read-latency {}ms --mem 2MB", ms);
+    w.storage.read_latency_ns = int64_t{ms} * 1'000'000;
+    w.memory = 2'000'000;
+    w.waiting = {"shards"};
+    w.files = shards.files;
+    w.data_root = "shards";
+  }
+  add("cached", "cached.json", "small dataset, deterministic decode: a cache after decode wins");
+  add("skewed", "skewed.json", "two maps of 50 us and 2 ms per element");
+  add("remote", "remote.json",
+      "a map whose UDF waits 2 ms like a remote call and burns 50 us of CPU per element: it needs threads, "
+      "not cores")
+      .waiting = {"call"};
 
   std::vector<WorkloadResult> results;
   for (const auto& w : workloads) {
