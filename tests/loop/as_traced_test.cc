@@ -178,8 +178,8 @@ TEST_CASE("as traced: a reader under request latency, one file at a time and fou
   }
 }
 
-TEST_CASE("as traced: the examples that need no data (cpu, skewed)", "[as_traced]") {
-  for (const char* name : {"cpu", "skewed"}) {
+TEST_CASE("as traced: the examples that need no data (cpu, skewed, remote)", "[as_traced]") {
+  for (const char* name : {"cpu", "skewed", "remote"}) {
     INFO(name);
     auto p = LoadProgram(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/" + name + ".json");
     REQUIRE(p.ok());
