@@ -96,9 +96,13 @@ TEST_CASE("as traced: a naive chain of inline burns adds up on one thread", "[as
   if (a.cores >= 2) CHECK(*a.cpu_bound > 1.5 * *a.as_traced.throughput);
 }
 
-TEST_CASE("as traced: a prefetch between the burns splits the thread groups", "[as_traced]") {
+TEST_CASE("as traced: a prefetch between the stages splits the thread groups", "[as_traced]") {
+  // Above the prefetch 3 ms of waiting per element, below it 3 ms of CPU:
+  // two groups of 6 ms per minibatch each, which run side by side and
+  // need one core between them (so the case holds on a 2-core machine
+  // with some other load).
   auto m = RunAndAnalyze(runtime::testing::Graph(runtime::testing::Chain(
-      {kSource, Burn("b1", 1000), Burn("b2", 2000), R"({"name":"p","op":"prefetch","prefetch":{"buffer_size":4}})",
+      {kSource, Sleep("b1", 1000), Sleep("b2", 2000), R"({"name":"p","op":"prefetch","prefetch":{"buffer_size":4}})",
        Burn("b3", 3000), Batch(2)})));
   CheckAsTraced(m);
   const auto& a = m.analysis;
