@@ -152,7 +152,11 @@ TEST_CASE("the op table's thread use matches the runtime for every op", "[thread
     if (c.burn == Burn::kNone) continue;
     const std::string burner = c.burn == Burn::kWork ? "x" : c.burn == Burn::kFunction ? "f" : "burn";
     const double burnt = static_cast<double>(h.Stats(burner).active_cpu_ns());
-    REQUIRE(burnt >= 5e6);  // at least five 1 ms burns happened
+    // At least five 1 ms burns happened. Counted in elements, not CPU: under
+    // heavy load a preempted neighbour's wall time takes a share of the
+    // CPU split (stats.h), and 12 ms of burns were once charged under 5.
+    REQUIRE(h.Stats(burner).elements_produced() >= 5);
+    REQUIRE(burnt > 0);
     const double share = static_cast<double>(consumer_cpu) / burnt;
     INFO("consumer thread CPU / " << burner << "'s CPU = " << share);
     if (Expected(use, c.burn) == Placement::kConsumerThread) {
