@@ -37,7 +37,7 @@ class CacheDataset final : public UnaryDataset {
       return std::unique_ptr<Iterator>(new Fill(this, std::move(input), nullptr));
     }
     if (env_->FileExists(path_)) {
-      PLUMBER_ASSIGN_OR_RETURN(auto file, ctx.run->storage->Open(path_, counters()));
+      PLUMBER_ASSIGN_OR_RETURN(auto file, ctx.run->storage->OpenLocal(path_, counters()));
       return std::unique_ptr<Iterator>(new FileReplay(std::move(file)));
     }
     PLUMBER_ASSIGN_OR_RETURN(auto input, OpenInput(ctx));

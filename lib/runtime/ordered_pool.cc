@@ -144,7 +144,7 @@ class OrderedPoolIterator final : public Iterator {
         if ((chunk = Pick())) break;
         consumer_waiting_ = true;
         {
-          BlockedScope blocked;
+          BlockedScope blocked(Wait::kInput, spec_.worker_counters);
           cv_consumer_.wait(lock);
         }
         consumer_waiting_ = false;
@@ -187,7 +187,7 @@ class OrderedPoolIterator final : public Iterator {
       if (cancelled_.load(std::memory_order_relaxed) || stop_ || in_flight_ < spec_.capacity) break;
       ++workers_waiting_;
       {
-        BlockedScope blocked;
+        BlockedScope blocked(Wait::kOutput, spec_.worker_counters);
         cv_workers_.wait(lock);
       }
       --workers_waiting_;
@@ -204,7 +204,7 @@ class OrderedPoolIterator final : public Iterator {
     if (in_lock.try_lock()) return in_lock;
     const int64_t t0 = MonoNanos();
     if (!SpinUntil([&] { return in_lock.try_lock(); })) {
-      BlockedScope blocked;
+      BlockedScope blocked(Wait::kInput, spec_.worker_counters);
       in_lock.lock();
     }
     input_wait_ns_.fetch_add(MonoNanos() - t0, std::memory_order_relaxed);

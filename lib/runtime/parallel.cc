@@ -168,7 +168,7 @@ class InterleaveDataset::ParIt final : public Iterator {
           }
           consumer_waiting_ = true;
           {
-            BlockedScope blocked;
+            BlockedScope blocked(Wait::kInput, d_->WorkerCounters(ctx_));
             cv_consumer_.wait(lock);
           }
           consumer_waiting_ = false;
@@ -304,7 +304,7 @@ class InterleaveDataset::ParIt final : public Iterator {
       while (!cancelled_ && (s = PickWork()) == nullptr) {
         ++idle_workers_;
         {
-          BlockedScope blocked;
+          BlockedScope blocked(Wait::kOutput, wc);
           cv_workers_.wait(lock);
         }
         --idle_workers_;
@@ -410,7 +410,7 @@ class PrefetchDataset final : public Dataset {
         if (!buf_.empty() || finished_ || cancelled_) break;
         consumer_waiting_ = true;
         {
-          BlockedScope blocked;
+          BlockedScope blocked(Wait::kInput, wc_);
           cv_consumer_.wait(lock);
         }
         consumer_waiting_ = false;
@@ -454,7 +454,7 @@ class PrefetchDataset final : public Dataset {
             producer_waiting_ = true;
             // Woken at half full (see GetNext), or cancelled.
             while (!cancelled_ && static_cast<int64_t>(buf_.size()) > d_->size_ / 2) {
-              BlockedScope blocked;
+              BlockedScope blocked(Wait::kOutput, wc_);
               cv_producer_.wait(lock);
             }
             producer_waiting_ = false;

@@ -65,6 +65,7 @@ class Session {
     if (!config_.trace_path.empty()) {
       schema::TraceHeader header;
       header.set_tool_version(config_.tool_version);
+      header.set_wait_traced(config_.tracing);
       *header.mutable_program() = graph.program();
       header.mutable_program()->set_output(graph.name(graph.output()));
       *header.mutable_machine() = DescribeMachine(env_, config_.storage);

@@ -43,6 +43,14 @@ void NodeCounters::Fill(schema::NodeStats* out) const {
   out->set_peak_buffered_bytes(get(peak_bytes_));
   out->set_storage_bytes_read(get(storage_bytes_read));
   out->set_files_opened(get(files_opened));
+  out->set_self_wall_ns(get(self_wall_ns));
+  out->set_wait_ns(get(wait_ns));
+  out->set_input_blocked_ns(get(input_blocked_ns));
+  out->set_output_blocked_ns(get(output_blocked_ns));
+  out->set_storage_requests(get(storage_requests));
+  out->set_storage_request_ns(get(storage_request_ns));
+  out->set_worker_busy_ns(get(worker_busy_ns));
+  out->set_worker_idle_ns(get(worker_idle_ns));
   {
     std::lock_guard<std::mutex> lock(files_mu_);
     out->set_files_completed(files_completed_);
@@ -112,6 +120,16 @@ struct ThreadState {
   int64_t interval_wall = 0;
   size_t n_pending = 0;
   std::array<Pending, kMaxPending> pending;
+  // A worker thread's node (WorkerScope), and when its busy time was last
+  // published.
+  NodeCounters* worker = nullptr;
+  int64_t worker_mark = 0;
+
+  void PublishBusy(int64_t now) {
+    if (worker == nullptr) return;
+    NodeCounters::Add(worker->worker_busy_ns, std::max<int64_t>(0, now - worker_mark));
+    worker_mark = now;
+  }
 
   void Start() {
     started = true;
@@ -158,6 +176,9 @@ struct ThreadState {
         }
       }
     }
+    for (size_t i = 0; i < n_pending; ++i) {
+      if (pending[i].node && pending[i].weight > 0) NodeCounters::Add(pending[i].node->self_wall_ns, pending[i].weight);
+    }
     n_pending = 0;
     interval_wall = 0;
   }
@@ -173,7 +194,10 @@ Frame Enter(NodeCounters* node, int64_t scale, int64_t now) {
   s.Accrue(now);
   Frame previous = s.current;
   s.current = Frame{node, scale, previous.node};
-  if (s.interval_wall >= kSettleEveryNs) s.Settle();
+  if (s.interval_wall >= kSettleEveryNs) {
+    s.Settle();
+    s.PublishBusy(now);
+  }
   return previous;
 }
 
@@ -181,7 +205,10 @@ void Restore(const Frame& frame, int64_t now) {
   ThreadState& s = t_state;
   s.Accrue(now);
   s.current = frame;
-  if (s.interval_wall >= kSettleEveryNs) s.Settle();
+  if (s.interval_wall >= kSettleEveryNs) {
+    s.Settle();
+    s.PublishBusy(now);
+  }
 }
 
 NodeCounters* SwitchTo(NodeCounters* node, int64_t now) {
@@ -195,30 +222,63 @@ NodeCounters* SwitchTo(NodeCounters* node, int64_t now) {
 void Flush() {
   ThreadState& s = t_state;
   if (!s.started) return;
-  s.Accrue(MonoNanos());
+  const int64_t now = MonoNanos();
+  s.Accrue(now);
   s.Settle();
+  s.PublishBusy(now);
 }
 
 }  // namespace cpu
 
-BlockedScope::BlockedScope() { cpu::Flush(); }
+BlockedScope::BlockedScope(Wait kind, NodeCounters* node) : kind_(kind), node_(node) {
+  cpu::Flush();
+  if (node_ != nullptr || cpu::t_state.worker != nullptr) start_ = MonoNanos();
+}
 
 BlockedScope::~BlockedScope() {
   auto& s = cpu::t_state;
+  const bool timed = node_ != nullptr || s.worker != nullptr;
+  const int64_t now = timed || s.started ? MonoNanos() : 0;
+  if (timed) {
+    const int64_t waited = std::max<int64_t>(0, now - start_);
+    if (node_ != nullptr) {
+      switch (kind_) {
+        case Wait::kWork:
+          NodeCounters::Add(node_->wait_ns, waited);
+          NodeCounters::Add(node_->self_wall_ns, waited);
+          break;
+        case Wait::kInput: NodeCounters::Add(node_->input_blocked_ns, waited); break;
+        case Wait::kOutput: NodeCounters::Add(node_->output_blocked_ns, waited); break;
+      }
+    }
+    if (s.worker != nullptr) {
+      // Waiting inside the work keeps the worker busy: its thread is taken.
+      NodeCounters::Add(kind_ == Wait::kWork ? s.worker->worker_busy_ns : s.worker->worker_idle_ns, waited);
+      s.worker_mark = now;
+    }
+  }
   if (!s.started) return;
-  // The wait is nobody's work: restart both clocks without charging it.
+  // The wait is nobody's CPU: restart both clocks without charging it.
   s.cpu_base = ThreadCpuNanos();
-  s.last_mono = MonoNanos();
+  s.last_mono = now;
 }
 
+NodeCounters* CurrentNode() { return cpu::t_state.current.node; }
+
 WorkerScope::WorkerScope(NodeCounters* node) : active_(node != nullptr) {
-  if (active_) previous_ = cpu::SwitchTo(node);
+  if (!active_) return;
+  previous_ = cpu::SwitchTo(node);
+  auto& s = cpu::t_state;
+  previous_worker_ = s.worker;
+  s.worker = node;
+  s.worker_mark = MonoNanos();
 }
 
 WorkerScope::~WorkerScope() {
   if (!active_) return;
   cpu::SwitchTo(previous_);
   cpu::Flush();
+  cpu::t_state.worker = previous_worker_;
 }
 
 }  // namespace plumber::runtime

@@ -14,7 +14,10 @@
 // only every couple of milliseconds or before it blocks; the CPU time of
 // that interval is split among the nodes it ran in proportion to their wall
 // time. A thread about to wait (condition variable, sleep, throttle) says so
-// with a BlockedScope so that waiting is never mistaken for work.
+// with a BlockedScope so that waiting is never mistaken for work, and says
+// what it waits for: waiting inside a node's own work (a storage request, a
+// remote call) holds a thread without using a core, which the model must
+// tell apart from waiting on another thread's elements or for buffer room.
 #pragma once
 
 #include <atomic>
@@ -45,6 +48,22 @@ class NodeCounters {
   std::atomic<int64_t> wall_ns{0};
   std::atomic<int64_t> storage_bytes_read{0};
   std::atomic<int64_t> files_opened{0};
+  // Wall time of the node's own work (children excluded), running or
+  // waiting inside it; wait_ns of it waited (BlockedScope kWork).
+  std::atomic<int64_t> self_wall_ns{0};
+  std::atomic<int64_t> wait_ns{0};
+  // Time threads in this node waited on elements made by another thread,
+  // and for room in the node's full buffer.
+  std::atomic<int64_t> input_blocked_ns{0};
+  std::atomic<int64_t> output_blocked_ns{0};
+  // Storage read requests issued for this node and their total latency
+  // (from the request until its bytes are in, throttles included).
+  std::atomic<int64_t> storage_requests{0};
+  std::atomic<int64_t> storage_request_ns{0};
+  // Summed over the node's worker threads: time with work in hand (its own
+  // waits included) and time with none (input or buffer room unavailable).
+  std::atomic<int64_t> worker_busy_ns{0};
+  std::atomic<int64_t> worker_idle_ns{0};
   // Instances opened; a node never opened is left out of snapshots.
   std::atomic<int64_t> instances{0};
 
@@ -124,19 +143,43 @@ void Flush();
 
 }  // namespace cpu
 
+// What a blocked thread waits for.
+enum class Wait {
+  // Inside the node's own work, on something outside the process: a storage
+  // request, a throttle, a sleep or remote call in a UDF. It holds a thread
+  // but no core: the node's wait_ns and self_wall_ns.
+  kWork,
+  // For an element another thread makes (a prefetch's consumer on an empty
+  // buffer, a pool's consumer on its next result, a worker on the input
+  // lock): the node's input_blocked_ns.
+  kInput,
+  // For room in the node's own full buffer, or for any work at all (a
+  // producer or worker thread ahead of its consumer): output_blocked_ns.
+  kOutput,
+};
+
 // While alive, the calling thread is waiting, not working: its CPU clock is
-// settled before and restarted after, so the wait is charged to nobody.
+// settled before and restarted after, so no node is charged CPU for the
+// wait, and the wall time of the wait goes to `node`'s counter for `kind`
+// (and, on a worker thread, to its idle time unless kind is kWork). A null
+// node (tracing off, or an uncounted reader) counts nothing.
 class BlockedScope {
  public:
-  BlockedScope();
+  BlockedScope(Wait kind, NodeCounters* node);
   ~BlockedScope();
   BlockedScope(const BlockedScope&) = delete;
   BlockedScope& operator=(const BlockedScope&) = delete;
+
+ private:
+  Wait kind_;
+  NodeCounters* node_;
+  int64_t start_ = 0;
 };
 
 // Makes a worker thread charge its work to `node` until the scope ends,
-// then settles the thread's CPU clock. A null node (tracing off) does
-// nothing, so untraced runs never touch the CPU clock.
+// then settles the thread's CPU clock; meanwhile its busy and idle time go
+// to the node's worker counters. A null node (tracing off) does nothing, so
+// untraced runs never touch the CPU clock.
 class WorkerScope {
  public:
   explicit WorkerScope(NodeCounters* node);
@@ -147,6 +190,11 @@ class WorkerScope {
  private:
   bool active_;
   NodeCounters* previous_ = nullptr;
+  NodeCounters* previous_worker_ = nullptr;
 };
+
+// The node this thread works for now (null: none, or tracing off). A UDF
+// that waits charges the wait here: it runs inside its map's work.
+NodeCounters* CurrentNode();
 
 }  // namespace plumber::runtime

@@ -9,19 +9,28 @@
 namespace plumber::runtime {
 
 StatusOr<std::unique_ptr<StorageFile>> Storage::Open(const std::string& path, NodeCounters* node) {
+  return OpenFile(path, node, /*throttled=*/true);
+}
+
+StatusOr<std::unique_ptr<StorageFile>> Storage::OpenLocal(const std::string& path, NodeCounters* node) {
+  return OpenFile(path, node, /*throttled=*/false);
+}
+
+StatusOr<std::unique_ptr<StorageFile>> Storage::OpenFile(const std::string& path, NodeCounters* node,
+                                                         bool throttled) {
   PLUMBER_ASSIGN_OR_RETURN(uint64_t size, env_->GetFileSize(path));
   PLUMBER_ASSIGN_OR_RETURN(auto file, env_->NewSequentialFile(path));
   if (node) NodeCounters::Add(node->files_opened, 1);
-  return std::unique_ptr<StorageFile>(new StorageFile(this, std::move(file), size, node));
+  return std::unique_ptr<StorageFile>(new StorageFile(this, std::move(file), size, node, throttled));
 }
 
-void Storage::Latency() {
+void Storage::Latency(NodeCounters* node) {
   if (options_.read_latency_ns <= 0) return;
-  BlockedScope blocked;
+  BlockedScope blocked(Wait::kWork, node);
   std::this_thread::sleep_for(std::chrono::nanoseconds(options_.read_latency_ns));
 }
 
-void Storage::Bandwidth(size_t bytes) {
+void Storage::Bandwidth(size_t bytes, NodeCounters* node) {
   if (options_.read_bandwidth <= 0 || bytes == 0) return;
   int64_t wake;
   {
@@ -35,13 +44,14 @@ void Storage::Bandwidth(size_t bytes) {
   }
   const int64_t left = wake - MonoNanos();
   if (left <= 0) return;
-  BlockedScope blocked;
+  BlockedScope blocked(Wait::kWork, node);
   std::this_thread::sleep_for(std::chrono::nanoseconds(left));
 }
 
 Status StorageFile::Fetch() {
   const size_t want = storage_->options_.request_bytes;
-  storage_->Latency();
+  const int64_t issued = node_ ? MonoNanos() : 0;
+  if (throttled_) storage_->Latency(node_);
   buf_.resize(want);
   std::string_view part;
   // A short read is not the end of the file (env.h): only ReadFully's
@@ -53,7 +63,11 @@ Status StorageFile::Fetch() {
   if (node_) NodeCounters::Add(node_->storage_bytes_read, static_cast<int64_t>(part.size()));
   PLUMBER_RETURN_IF_ERROR(s);
   if (part.size() < want) eof_ = true;
-  storage_->Bandwidth(part.size());
+  if (throttled_) storage_->Bandwidth(part.size(), node_);
+  if (node_) {
+    NodeCounters::Add(node_->storage_requests, 1);
+    NodeCounters::Add(node_->storage_request_ns, MonoNanos() - issued);
+  }
   return Status::OK();
 }
 

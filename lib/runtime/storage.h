@@ -1,6 +1,7 @@
 // The storage seam: every file the runtime reads goes through here. It
-// counts, per source node, bytes read, files opened and files read to their
-// end (with their sizes and record counts), and it can throttle reads the
+// counts, per source node, bytes read, files opened, read requests and their
+// latency, and files read to their end (with their sizes and record
+// counts), and it can throttle reads the
 // way slow or remote storage would: a global token bucket on bandwidth and a
 // fixed latency per read request. The paper instruments every read() of
 // tf.data the same way to learn a source's size and bandwidth.
@@ -39,15 +40,21 @@ class Storage {
   // Opens `path` for reading on behalf of `node` (may be null: not
   // counted). Errors name the path.
   StatusOr<std::unique_ptr<StorageFile>> Open(const std::string& path, NodeCounters* node);
+  // Like Open, for a file plumber itself wrote on local disk (a file
+  // cache): counted, but outside the throttle, which stands for the remote
+  // storage the pipeline's sources live on.
+  StatusOr<std::unique_ptr<StorageFile>> OpenLocal(const std::string& path, NodeCounters* node);
   Env* env() const { return env_; }
   const StorageOptions& options() const { return options_; }
 
  private:
   friend class StorageFile;
-  // Waits out the latency of one read request.
-  void Latency();
+  StatusOr<std::unique_ptr<StorageFile>> OpenFile(const std::string& path, NodeCounters* node, bool throttled);
+  // Waits out the latency of one read request, charged to `node`'s own
+  // waiting (may be null).
+  void Latency(NodeCounters* node);
   // Blocks until `bytes` just read fit under the bandwidth limit.
-  void Bandwidth(size_t bytes);
+  void Bandwidth(size_t bytes, NodeCounters* node);
 
   Env* env_;
   StorageOptions options_;
@@ -76,8 +83,9 @@ class StorageFile final : public SequentialFile {
 
  private:
   friend class Storage;
-  StorageFile(Storage* storage, std::unique_ptr<SequentialFile> file, uint64_t size, NodeCounters* node)
-      : storage_(storage), file_(std::move(file)), size_(size), node_(node) {}
+  StorageFile(Storage* storage, std::unique_ptr<SequentialFile> file, uint64_t size, NodeCounters* node,
+              bool throttled)
+      : storage_(storage), file_(std::move(file)), size_(size), node_(node), throttled_(throttled) {}
 
   // Issues one request into buf_.
   Status Fetch();
@@ -86,6 +94,7 @@ class StorageFile final : public SequentialFile {
   std::unique_ptr<SequentialFile> file_;
   uint64_t size_;
   NodeCounters* node_;
+  bool throttled_;
   bool completed_ = false;
   std::string buf_;
   size_t buf_pos_ = 0;

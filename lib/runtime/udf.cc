@@ -474,7 +474,7 @@ class Sleep final : public UdfOp {
   explicit Sleep(const Args& a) : micros_(static_cast<int64_t>(a.Number("micros", 0))) {}
 
   Status Apply(Element*, const UdfCtx&) const override {
-    BlockedScope blocked;
+    BlockedScope blocked(Wait::kWork, CurrentNode());
     std::this_thread::sleep_for(std::chrono::microseconds(micros_));
     return Status::OK();
   }

@@ -98,6 +98,51 @@ TEST_CASE("each read request pays the injected latency", "[storage]") {
   CHECK(h.Stats("t").active_cpu_ns() < 80'000'000);
 }
 
+TEST_CASE("read requests, their latency and the reader's waiting are traced per node", "[storage][tracing]") {
+  TempDir dir;
+  const std::string path = WriteRecords(dir, "r.tfrecord", 4, 1000);
+  StorageOptions so;
+  so.read_latency_ns = 10'000'000;
+  so.request_bytes = 1024;
+  Harness h(Chain({R"({"name":"t","op":"tfrecord","tfrecord":{"files":[")" + path + R"("]}})"}), so);
+  h.All();
+  const auto t = h.Stats("t");
+  // 4064 bytes in 1 KB requests: 4 full ones and the short one that finds
+  // the end.
+  CHECK(t.storage_requests() == 4);
+  CHECK(t.storage_request_ns() >= 4 * 10'000'000);
+  CHECK(t.storage_request_ns() < 4 * 10'000'000 * 5);
+  // The latency is the reader's own waiting: it holds the thread, and it is
+  // part of the reader's own wall time, not of its CPU.
+  CHECK(t.wait_ns() >= 4 * 10'000'000);
+  CHECK(t.wait_ns() <= t.storage_request_ns());
+  CHECK(t.self_wall_ns() >= t.wait_ns());
+  CHECK(t.active_cpu_ns() < t.wait_ns() / 4);
+}
+
+TEST_CASE("a file cache is read back outside the source's throttle", "[storage]") {
+  TempDir dir;
+  const std::string path = WriteRecords(dir, "r.tfrecord", 20, 1000);
+  StorageOptions so;
+  so.read_latency_ns = 20'000'000;
+  so.request_bytes = 1024;
+  const auto pipeline = Chain({R"({"name":"t","op":"tfrecord","tfrecord":{"files":[")" + path + R"("]}})",
+                               R"({"name":"c","op":"cache","cache":{"filename":"cached"}})"});
+  {
+    Harness fill(pipeline, so, true, dir.path());
+    CHECK(fill.All().size() == 20);
+  }
+  REQUIRE(Env::Default()->FileExists(dir.File("cached.cache")));
+  Harness replay(pipeline, so, true, dir.path());
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(replay.All().size() == 20);
+  // The cache file (about 20 KB: 20 requests under the throttle, 0.4 s)
+  // is local: no request latency.
+  CHECK(Seconds(t0) < 0.2);
+  CHECK(replay.Stats("c").wait_ns() == 0);
+  CHECK(replay.Stats("c").storage_bytes_read() > 20'000);
+}
+
 TEST_CASE("a read error injected through the Env names the node and the file", "[storage]") {
   TempDir dir;
   const std::string path = WriteRecords(dir, "will-fail.tfrecord", 10, 100);

@@ -163,3 +163,61 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
 
 }  // namespace
 }  // namespace plumber::runtime::testing
+
+// Where threads' time goes besides CPU: a node's own waiting, consumers
+// blocked on another thread's elements, producers blocked on a full buffer,
+// and worker threads busy or idle.
+namespace plumber::runtime::testing {
+namespace {
+
+TEST_CASE("a UDF's sleep is its map's own waiting, not CPU and not its neighbours'", "[tracing][wait]") {
+  for (int p : {1, 3}) {
+    INFO("parallelism " << p);
+    Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":30}})",
+                     R"({"name":"call","op":"map","map":{"parallelism":)" + std::to_string(p) +
+                         R"(,"udf":[{"op":"sleep","args":{"micros":3000}}]}})"}));
+    CHECK(h.All().size() == 30);
+    const auto call = h.Stats("call");
+    CHECK(call.wait_ns() >= 30 * 3'000'000);
+    CHECK(call.wait_ns() < 30 * 3'000'000 * 3);
+    CHECK(call.self_wall_ns() >= call.wait_ns());
+    CHECK(call.active_cpu_ns() < call.wait_ns() / 4);
+    CHECK(h.Stats("src").wait_ns() == 0);
+    if (p > 1) {
+      // Three workers, each busy while it sleeps; the consumer waited on
+      // them, not on its own work.
+      CHECK(call.worker_busy_ns() >= call.wait_ns());
+      CHECK(call.input_blocked_ns() > 0);
+    } else {
+      CHECK(call.worker_busy_ns() == 0);
+      CHECK(call.worker_idle_ns() == 0);
+    }
+  }
+}
+
+TEST_CASE("a prefetch's consumer blocks on a slow input; its producer blocks on a slow consumer", "[tracing][wait]") {
+  SECTION("slow input: the consumer waits on the prefetch's input") {
+    Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":20}})",
+                     R"({"name":"slow","op":"map","map":{"udf":[{"op":"sleep","args":{"micros":3000}}]}})",
+                     R"({"name":"p","op":"prefetch","prefetch":{"buffer_size":2}})"}));
+    CHECK(h.All().size() == 20);
+    const auto p = h.Stats("p");
+    // 20 elements at 3 ms each, made on the prefetch's thread.
+    CHECK(p.input_blocked_ns() >= 20 * 3'000'000 / 2);
+    CHECK(p.worker_busy_ns() >= 20 * 3'000'000);
+    CHECK(h.Stats("slow").wait_ns() >= 20 * 3'000'000);
+  }
+  SECTION("slow consumer: the producer waits for room") {
+    Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":20}})",
+                     R"({"name":"p","op":"prefetch","prefetch":{"buffer_size":2}})",
+                     R"({"name":"slow","op":"map","map":{"udf":[{"op":"sleep","args":{"micros":3000}}]}})"}));
+    CHECK(h.All().size() == 20);
+    const auto p = h.Stats("p");
+    CHECK(p.output_blocked_ns() >= 15 * 3'000'000 / 2);
+    CHECK(p.worker_idle_ns() >= p.output_blocked_ns());
+    CHECK(p.input_blocked_ns() < p.output_blocked_ns());
+  }
+}
+
+}  // namespace
+}  // namespace plumber::runtime::testing
