@@ -154,9 +154,9 @@ class OrderedPoolIterator final : public Iterator {
       ready_chunks_.fetch_sub(1, std::memory_order_relaxed);
       done_count_ -= static_cast<int64_t>(chunk->results.size());
       done_bytes_ -= chunk->bytes;
-      ++handoffs_;
+      Count(&NodeCounters::handoffs, 1);
       if (workers_waiting_ > 0) {
-        ++wakeups_;
+        Count(&NodeCounters::wakeups, 1);
         cv_workers_.notify_one();
       }
     }
@@ -207,7 +207,7 @@ class OrderedPoolIterator final : public Iterator {
       BlockedScope blocked(Wait::kInput, spec_.worker_counters);
       in_lock.lock();
     }
-    input_wait_ns_.fetch_add(MonoNanos() - t0, std::memory_order_relaxed);
+    Count(&NodeCounters::input_lock_wait_ns, MonoNanos() - t0);
     return in_lock;
   }
 
@@ -296,6 +296,12 @@ class OrderedPoolIterator final : public Iterator {
     task_bytes_ = task_bytes_ <= 0 ? bytes_per_task : (3 * task_bytes_ + bytes_per_task) / 4;
   }
 
+  // Adds to one of the node's hand-off counters; nothing when tracing is
+  // off. Called per chunk, so a shared atomic costs nothing per element.
+  void Count(std::atomic<int64_t> NodeCounters::*counter, int64_t v) {
+    if (spec_.worker_counters) NodeCounters::Add(spec_.worker_counters->*counter, v);
+  }
+
   void Publish(const std::shared_ptr<Chunk>& chunk) {
     std::lock_guard<std::mutex> lock(mu_);
     chunk->done = true;
@@ -305,7 +311,7 @@ class OrderedPoolIterator final : public Iterator {
     done_bytes_ += chunk->bytes;
     if (spec_.counters) spec_.counters->ObserveBuffer(done_count_, done_bytes_);
     if (consumer_waiting_ && Takeable(*chunk)) {
-      ++wakeups_;
+      Count(&NodeCounters::wakeups, 1);
       cv_consumer_.notify_one();
     }
   }
@@ -339,11 +345,6 @@ class OrderedPoolIterator final : public Iterator {
   int64_t done_count_ = 0;
   int64_t done_bytes_ = 0;
   std::deque<std::shared_ptr<Chunk>> pending_;  // in sequence order
-
-  // Hand-off counters (published to the node's counters, see stats.h).
-  int64_t handoffs_ = 0;
-  int64_t wakeups_ = 0;
-  std::atomic<int64_t> input_wait_ns_{0};
 };
 
 }  // namespace

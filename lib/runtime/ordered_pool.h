@@ -38,9 +38,11 @@ struct OrderedPoolSpec {
   // Most tasks in one chunk; 0 lets the pool choose. 1 hands every task
   // over on its own (the hand-off calibration measures that price).
   int64_t max_chunk = 0;
-  // Buffer peaks and hand-off counters are recorded here (may be null).
+  // Buffer peaks are recorded here (may be null).
   NodeCounters* counters = nullptr;
-  // Worker threads charge their CPU here; null when tracing is off.
+  // Worker threads charge their CPU here, and the hand-off counters
+  // (handoffs, wakeups, input_lock_wait_ns) go here; null when tracing is
+  // off.
   NodeCounters* worker_counters = nullptr;
   // The transformation: inputs (1..pull elements) and the task's index.
   std::function<Status(std::vector<Element>& inputs, uint64_t index, Element* out)> work;

@@ -51,6 +51,9 @@ void NodeCounters::Fill(schema::NodeStats* out) const {
   out->set_storage_request_ns(get(storage_request_ns));
   out->set_worker_busy_ns(get(worker_busy_ns));
   out->set_worker_idle_ns(get(worker_idle_ns));
+  out->set_handoffs(get(handoffs));
+  out->set_wakeups(get(wakeups));
+  out->set_input_lock_wait_ns(get(input_lock_wait_ns));
   {
     std::lock_guard<std::mutex> lock(files_mu_);
     out->set_files_completed(files_completed_);

@@ -64,6 +64,12 @@ class NodeCounters {
   // waits included) and time with none (input or buffer room unavailable).
   std::atomic<int64_t> worker_busy_ns{0};
   std::atomic<int64_t> worker_idle_ns{0};
+  // Pooled stages (ordered_pool.h): chunks handed from workers to the
+  // consumer, parked threads woken, and time workers waited for the input
+  // lock. Counted per chunk, never per element.
+  std::atomic<int64_t> handoffs{0};
+  std::atomic<int64_t> wakeups{0};
+  std::atomic<int64_t> input_lock_wait_ns{0};
   // Instances opened; a node never opened is left out of snapshots.
   std::atomic<int64_t> instances{0};
 

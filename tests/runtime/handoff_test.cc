@@ -45,6 +45,36 @@ TEST_CASE("chunked hand-offs keep input order at parallelism 1, 2 and 8", "[hand
   }
 }
 
+TEST_CASE("a pool counts its hand-offs: cheap elements many to a chunk, costly ones alone", "[handoff][tracing]") {
+  Harness cheap(Chain({R"({"name":"r","op":"range","range":{"stop":)" + std::to_string(kMany) + "}}",
+                       R"({"name":"m","op":"map","map":{"parallelism":2,"udf":[{"op":"add"}]}})"}));
+  REQUIRE(cheap.All().size() == kMany);
+  auto m = cheap.Stats("m");
+  INFO("handoffs " << m.handoffs() << ", wakeups " << m.wakeups());
+  CHECK(m.elements_produced() == kMany);
+  CHECK(m.handoffs() >= 1);
+  // The pool starts with chunks of one while it learns what a task costs;
+  // an add costs so little that the rest travel hundreds to a chunk.
+  CHECK(m.handoffs() * 20 < kMany);
+  CHECK(m.input_lock_wait_ns() >= 0);
+
+  Harness costly(Chain({R"({"name":"r","op":"range","range":{"stop":12}})",
+                        R"({"name":"m","op":"map","map":{"parallelism":2,"udf":[{"op":"cpu_burn","args":{"micros":1000}}]}})"}));
+  REQUIRE(costly.All().size() == 12);
+  auto c = costly.Stats("m");
+  // One chunk per element, and one more for the end when it came alone.
+  CHECK(c.handoffs() >= 12);
+  CHECK(c.handoffs() <= 13);
+  // The consumer, faster than a millisecond's burn, parks and is woken.
+  CHECK(c.wakeups() >= 1);
+
+  Harness untraced(Chain({R"({"name":"r","op":"range","range":{"stop":100}})",
+                          R"({"name":"m","op":"map","map":{"parallelism":2,"udf":[{"op":"add"}]}})"}),
+                   {}, /*tracing=*/false);
+  untraced.All();
+  CHECK(untraced.Stats("m").handoffs() == 0);
+}
+
 TEST_CASE("chunked batches drop the remainder when asked", "[handoff]") {
   Harness h(Chain({R"({"name":"r","op":"range","range":{"stop":)" + std::to_string(kMany) + "}}",
                    R"({"name":"b","op":"batch","batch":{"batch_size":7,"drop_remainder":true,"parallelism":3}})"}));
