@@ -191,16 +191,19 @@ thread_local ThreadState t_state;
 
 }  // namespace
 
-Frame Enter(NodeCounters* node, int64_t scale, int64_t now) {
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now, bool* settled) {
   ThreadState& s = t_state;
-  if (!s.started) s.Start();
+  const bool starting = !s.started;
+  if (starting) s.Start();
   s.Accrue(now);
   Frame previous = s.current;
   s.current = Frame{node, scale, previous.node};
-  if (s.interval_wall >= kSettleEveryNs) {
+  const bool settling = s.interval_wall >= kSettleEveryNs;
+  if (settling) {
     s.Settle();
     s.PublishBusy(now);
   }
+  if (settled) *settled = starting || settling;
   return previous;
 }
 

@@ -140,8 +140,10 @@ struct Frame {
   NodeCounters* debit = nullptr;
 };
 // Enters `node` for a call standing for `scale` calls; the node running
-// now is debited. Returns the frame to restore with Restore.
-Frame Enter(NodeCounters* node, int64_t scale, int64_t now);
+// now is debited. Returns the frame to restore with Restore. Sets
+// *settled (when given) if it read the thread's CPU clock, a system call
+// whose time a caller timing the call from `now` should leave out.
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now, bool* settled = nullptr);
 void Restore(const Frame& frame, int64_t now);
 // Charges everything pending on this thread; called when a thread ends
 // and before a snapshot of the calling thread matters.
