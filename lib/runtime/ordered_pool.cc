@@ -181,15 +181,25 @@ class OrderedPoolIterator final : public Iterator {
     return std::max<int64_t>(1, n);
   }
 
+  // Chunks that may be reserved and not yet handed over. Costly tasks
+  // travel alone and keep tf.data's count (capacity tasks in flight or
+  // done). Chunked, each worker may also start its next chunk while the
+  // buffer is full: in order, a worker done early would otherwise idle
+  // until the chunk ahead of its own is taken (measured: 44% idle at
+  // parallelism 2 on adds), and the buffer is bounded in bytes anyway.
+  int64_t Slots() const {
+    return spec_.capacity + (chunked_.load(std::memory_order_relaxed) ? spec_.parallelism : 0);
+  }
+
   // Waits for a free chunk slot and takes it; false when the worker should
   // leave (cancelled, or the last chunk is already queued).
   bool ReserveSlot() {
     std::unique_lock<std::mutex> lock(mu_);
-    while (!cancelled_.load(std::memory_order_relaxed) && !stop_ && in_flight_ >= spec_.capacity) {
+    while (!cancelled_.load(std::memory_order_relaxed) && !stop_ && in_flight_ >= Slots()) {
       lock.unlock();
-      SpinUntil([&] { return in_flight_.load(std::memory_order_relaxed) < spec_.capacity; });
+      SpinUntil([&] { return in_flight_.load(std::memory_order_relaxed) < Slots(); });
       lock.lock();
-      if (cancelled_.load(std::memory_order_relaxed) || stop_ || in_flight_ < spec_.capacity) break;
+      if (cancelled_.load(std::memory_order_relaxed) || stop_ || in_flight_ < Slots()) break;
       ++workers_waiting_;
       {
         BlockedScope blocked(Wait::kOutput, spec_.worker_counters);
@@ -238,6 +248,7 @@ class OrderedPoolIterator final : public Iterator {
         }
         t0 = MonoNanos();
         const auto want = static_cast<size_t>(ChunkTasks());
+        chunked_.store(want > 1, std::memory_order_relaxed);
         if (inputs.size() < want) inputs.resize(want);
         first_index = next_index_;
         for (; tasks < want && !input_ended_; ++tasks) {
@@ -346,6 +357,7 @@ class OrderedPoolIterator final : public Iterator {
   bool consumer_waiting_ = false;
   int workers_waiting_ = 0;
   std::atomic<int64_t> in_flight_{0};  // chunks reserved and not handed over; written under mu_
+  std::atomic<bool> chunked_{false};   // the last chunk sized held more than one task
   std::atomic<int64_t> ready_chunks_{0};
   int64_t done_count_ = 0;
   int64_t done_bytes_ = 0;

@@ -27,8 +27,8 @@ struct OrderedPoolSpec {
   // Chunks in flight or finished and not yet handed to the consumer. A
   // chunk is one task when tasks are costly, so for them this is the
   // buffer's capacity in tasks, as tf.data counts it; cheap tasks are
-  // grouped and the buffer then holds up to capacity x chunk tasks (bounded
-  // in bytes, see ordered_pool.cc).
+  // grouped, and then up to capacity + parallelism chunks may be in flight
+  // or done (each bounded in bytes, see ordered_pool.cc).
   int64_t capacity = 1;
   // Input elements per task.
   int64_t pull = 1;
