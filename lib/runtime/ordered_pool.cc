@@ -13,9 +13,9 @@
 //   worker when a chunk slot frees. Each spins briefly before parking.
 // - Chunk size: every chunk is timed (two clock reads per chunk, none per
 //   task) and the next chunks are sized so that their work is at least
-//   kChunkWorkNs, about a hundred times the cost of a hand-off with a
-//   wake-up on current machines (the `plumber run` calibration measures it:
-//   see MeasureHandoff in calibrate.h). Chunks are also capped in tasks and
+//   kChunkWorkNs, fifty to a hundred times the CPU of a hand-off with a
+//   wake-up (10-20 us on the 2-core VMs this was measured on; the `plumber
+//   run` calibration measures it: see MeasureHandoff in calibrate.h). Chunks are also capped in tasks and
 //   bytes, so that a cheap op on large elements does not hold megabytes.
 #include "runtime/ordered_pool.h"
 
@@ -31,7 +31,7 @@
 namespace plumber::runtime {
 namespace {
 
-constexpr int64_t kChunkWorkNs = 500'000;
+constexpr int64_t kChunkWorkNs = 1'000'000;
 // Caps, so that a chunk of a very cheap op does not grow without bound (at
 // 50 ns a task the work target alone would allow 10000 tasks). Measured on
 // range -> map(add) at parallelism 2: 1024 tasks still paid a context

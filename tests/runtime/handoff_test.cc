@@ -59,13 +59,13 @@ TEST_CASE("a pool counts its hand-offs: cheap elements many to a chunk, costly o
   CHECK(m.input_lock_wait_ns() >= 0);
 
   Harness costly(Chain({R"({"name":"r","op":"range","range":{"stop":12}})",
-                        R"({"name":"m","op":"map","map":{"parallelism":2,"udf":[{"op":"cpu_burn","args":{"micros":1000}}]}})"}));
+                        R"({"name":"m","op":"map","map":{"parallelism":2,"udf":[{"op":"cpu_burn","args":{"micros":2000}}]}})"}));
   REQUIRE(costly.All().size() == 12);
   auto c = costly.Stats("m");
   // One chunk per element, and one more for the end when it came alone.
   CHECK(c.handoffs() >= 12);
   CHECK(c.handoffs() <= 13);
-  // The consumer, faster than a millisecond's burn, parks and is woken.
+  // The consumer, faster than a 2 ms burn, parks and is woken.
   CHECK(c.wakeups() >= 1);
 
   Harness untraced(Chain({R"({"name":"r","op":"range","range":{"stop":100}})",

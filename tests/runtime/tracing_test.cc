@@ -112,10 +112,10 @@ TEST_CASE("buffer capacity, peak fill and peak bytes are recorded", "[tracing]")
 }
 
 TEST_CASE("a pooled map of costly elements buffers at most its capacity of them", "[tracing]") {
-  // 1 ms per element: more than a chunk's worth of work, so each element
-  // travels alone and the buffer counts elements, as tf.data's does.
+  // 2 ms per element: more than a chunk's worth of work (1 ms), so each
+  // element travels alone and the buffer counts elements, as tf.data's does.
   Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":24}})",
-                   R"({"name":"m","op":"map","map":{"parallelism":3,"udf":[{"op":"cpu_burn","args":{"micros":1000}}]}})"}));
+                   R"({"name":"m","op":"map","map":{"parallelism":3,"udf":[{"op":"cpu_burn","args":{"micros":2000}}]}})"}));
   h.All();
   auto m = h.Stats("m");
   CHECK(m.buffer_capacity() == 3);
