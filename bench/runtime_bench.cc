@@ -156,7 +156,9 @@ double HandLoop(int threads, double seconds, double micros) {
 }  // namespace
 }  // namespace plumber::runtime
 
-// plumber_bench [SECONDS [handoff]]: "handoff" runs the hand-off rows alone.
+// plumber_bench [SECONDS [handoff|tiny|engine]]: "handoff" runs the hand-off
+// rows alone, "tiny" the tiny-op tracing overhead alone, "engine" the engine
+// efficiency alone.
 int main(int argc, char** argv) {
   using namespace plumber::runtime;
   const double seconds = argc > 1 ? std::atof(argv[1]) : 4.0;
@@ -166,23 +168,29 @@ int main(int argc, char** argv) {
   if (getloadavg(load, 3) == 3) std::printf("load average      %.2f %.2f %.2f (%d cores)\n", load[0], load[1], load[2], cores);
   const std::string only = argc > 2 ? argv[2] : "";
 
+  // Output goes to logs: print each row as it is measured.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
   if (only.empty() || only == "handoff") Handoff(seconds);
   if (only == "handoff") return 0;
 
   // Tracing overhead, tiny ops.
-  Overhead("tiny-op", Parse(TinyOp(1)), seconds, 256, "", 0.95);
+  if (only.empty() || only == "tiny") Overhead("tiny-op", Parse(TinyOp(1)), seconds, 256, "", 0.95);
+  if (only == "tiny") return 0;
 
   // Tracing overhead, image pipeline over generated data.
-  const std::string dir = (std::filesystem::temp_directory_path() / ("plumber-bench-" + std::to_string(getpid()))).string();
-  std::filesystem::create_directories(dir + "/data");
-  ImageGenOptions g;
-  g.files = 4;
-  g.records_per_file = 32;
-  if (!GenerateImages(plumber::Env::Default(), dir + "/data", g).ok()) return 1;
-  auto image = plumber::LoadProgram(plumber::Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/image.json");
-  if (!image.ok()) return 1;
-  Overhead("image", *image, seconds, 32, dir, 0.99);
-  std::filesystem::remove_all(dir);
+  if (only.empty()) {
+    const std::string dir = (std::filesystem::temp_directory_path() / ("plumber-bench-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(dir + "/data");
+    ImageGenOptions g;
+    g.files = 4;
+    g.records_per_file = 32;
+    if (!GenerateImages(plumber::Env::Default(), dir + "/data", g).ok()) return 1;
+    auto image = plumber::LoadProgram(plumber::Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/image.json");
+    if (!image.ok()) return 1;
+    Overhead("image", *image, seconds, 32, dir, 0.99);
+    std::filesystem::remove_all(dir);
+  }
 
   // Engine efficiency: the pipeline against the hand loop on all cores.
   const std::string par = std::to_string(cores);
@@ -194,6 +202,7 @@ int main(int argc, char** argv) {
                                    [&] { return HandLoop(cores, seconds, 200); });
   std::printf("engine efficiency cpu_burn 200us x %d cores: pipeline %.0f/s  hand loop %.0f/s  ratio %.3f  (target >= 0.95)\n",
               cores, engine, hand, engine / hand);
+  if (only == "engine") return 0;
 
   // Tracing accuracy, against the nominal 1000us and against what the burn
   // really costs on this machine now (its calibration may have been taken
