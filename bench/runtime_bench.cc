@@ -75,12 +75,17 @@ double Median3(std::vector<double> v) {
 }
 
 // Medians of three alternated runs of `a` and of `b`.
+// Medians of three alternated runs of `a` and of `b`. With
+// PLUMBER_BENCH_VERBOSE set, each run's figure goes to stderr: a median
+// hides a bimodal measure.
 template <typename A, typename B>
 std::pair<double, double> Alternated(A&& a, B&& b) {
+  static const bool verbose = std::getenv("PLUMBER_BENCH_VERBOSE") != nullptr;
   std::vector<double> va, vb;
   for (int i = 0; i < 3; ++i) {
     vb.push_back(b());
     va.push_back(a());
+    if (verbose) std::fprintf(stderr, "  run %d: %.0f vs %.0f\n", i, va.back(), vb.back());
   }
   return {Median3(va), Median3(vb)};
 }
