@@ -133,6 +133,17 @@ int RunRun(const RunOptions& opt) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
+  if (!config.trace_path.empty()) {
+    // The price of a hand-off between threads on this machine, for the
+    // model (a fifth of a second, before the pipeline starts its threads; after the
+    // signal handlers, so that a stop request meanwhile ends the run cleanly).
+    const runtime::HandoffCost h = runtime::MeasureHandoff(2, 0.2);
+    config.handoff.set_parallelism(h.parallelism);
+    config.handoff.set_cpu_ns(h.cpu_ns);
+    config.handoff.set_latency_ns(h.latency_ns);
+    config.handoff.set_chunked_cpu_ns(h.chunked_cpu_ns);
+  }
+
   auto result = runtime::RunPipeline(env, *pipeline, config);
   if (live) std::fprintf(stderr, "\r\033[K");
   if (!result.ok()) return ReportError(result.status());

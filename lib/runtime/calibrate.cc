@@ -1,13 +1,86 @@
-// Source calibration: cut the reading interleave out of the pipeline, run it
-// at each parallelism, count the storage bytes read.
+// Machine calibrations. The hand-off: an endless source of scalars through
+// an add, inline and through the ordered pool, timed by the process's CPU
+// clock and the wall clock. The source: cut the reading interleave out of
+// the pipeline, run it at each parallelism, count the storage bytes read.
 #include "runtime/calibrate.h"
 
+#include <time.h>
+
+#include <algorithm>
 #include <set>
 
+#include "runtime/ordered_pool.h"
 #include "runtime/run.h"
 
 namespace plumber::runtime {
 namespace {
+
+int64_t ProcessCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Endless scalars 0, 1, 2, ...
+class CountingIterator final : public Iterator {
+ public:
+  Status GetNext(Element* out, bool* end) override {
+    *out = Element{Tensor::Scalar(next_++)};
+    *end = false;
+    return Status::OK();
+  }
+  void Cancel() override {}
+  void Close() override {}
+
+ private:
+  int64_t next_ = 0;
+};
+
+Status AddOne(Element* e) {
+  (*e)[0].data<int64_t>()[0] += 1;
+  return Status::OK();
+}
+
+// Per element over about `seconds`: process CPU and wall nanoseconds.
+struct PerElement {
+  double cpu_ns = 0;
+  double wall_ns = 0;
+};
+
+template <typename Next>
+PerElement Time(double seconds, Next&& next) {
+  const int64_t budget = static_cast<int64_t>(seconds * 1e9);
+  const int64_t cpu0 = ProcessCpuNanos(), wall0 = MonoNanos();
+  int64_t n = 0, wall = 0;
+  do {
+    // The clock only every few hundred elements: reading it is not free.
+    for (int i = 0; i < 256; ++i) next();
+    n += 256;
+    wall = MonoNanos() - wall0;
+  } while (wall < budget);
+  return {static_cast<double>(ProcessCpuNanos() - cpu0) / static_cast<double>(n),
+          static_cast<double>(wall) / static_cast<double>(n)};
+}
+
+// The pool over CountingIterator, with `max_chunk` tasks per chunk.
+PerElement TimePool(int parallelism, int64_t capacity, int64_t max_chunk, double seconds) {
+  OrderedPoolSpec spec;
+  spec.parallelism = parallelism;
+  spec.capacity = capacity;
+  spec.max_chunk = max_chunk;
+  spec.work = [](std::vector<Element>& in, uint64_t, Element* out) {
+    *out = std::move(in[0]);
+    return AddOne(out);
+  };
+  auto pool = MakeOrderedPoolIterator(std::make_unique<CountingIterator>(), std::move(spec));
+  Element e;
+  bool end = false;
+  // A warm-up: threads started, chunk size learned.
+  for (int i = 0; i < 2000; ++i) (void)pool->GetNext(&e, &end);
+  PerElement t = Time(seconds, [&] { (void)pool->GetNext(&e, &end); });
+  pool->Close();
+  return t;
+}
 
 // The nodes `root` depends on (inputs and functions), root included.
 std::set<int> Closure(const ProgramGraph& g, int root) {
@@ -23,6 +96,26 @@ std::set<int> Closure(const ProgramGraph& g, int root) {
 }
 
 }  // namespace
+
+HandoffCost MeasureHandoff(int parallelism, double seconds) {
+  const double phase = seconds / 4;
+  CountingIterator source;
+  Element e;
+  bool end = false;
+  const PerElement inline_cost = Time(phase, [&] {
+    (void)source.GetNext(&e, &end);
+    (void)AddOne(&e);
+  });
+  const PerElement alone = TimePool(parallelism, parallelism, 1, phase);
+  const PerElement round_trip = TimePool(1, 1, 1, phase);
+  const PerElement chunked = TimePool(parallelism, parallelism, 0, phase);
+  HandoffCost c;
+  c.parallelism = parallelism;
+  c.cpu_ns = std::max(1.0, alone.cpu_ns - inline_cost.cpu_ns);
+  c.latency_ns = std::max(1.0, round_trip.wall_ns - inline_cost.wall_ns);
+  c.chunked_cpu_ns = std::max(1.0, chunked.cpu_ns - inline_cost.cpu_ns);
+  return c;
+}
 
 StatusOr<std::vector<CalibrationPoint>> MeasureSourceBandwidth(Env* env, const ProgramGraph& program,
                                                                const std::string& base_dir,

@@ -1,4 +1,10 @@
-// Calibration of the source: how much storage bandwidth the pipeline's
+// Calibrations of the machine. The hand-off: what handing one element
+// between threads costs a pooled stage (CPU, summed over the threads
+// involved, and latency), measured on a cheap op so that the hand-off is
+// nearly all there is; `plumber run` records it in the trace's machine
+// section for the model's price of parallelism (DESIGN.md 4.1).
+//
+// The source: how much storage bandwidth the pipeline's
 // reader gets at read parallelism 1, 2, 4, 8, 16 under the storage settings
 // in force (throttle, latency). The paper benchmarks this curve by rewriting
 // the source; so does this: the interleave that holds the reader is run
@@ -20,6 +26,26 @@ struct CalibrationPoint {
   int parallelism = 1;
   double bytes_per_s = 0;
 };
+
+struct HandoffCost {
+  int parallelism = 2;
+  // Each element handed over on its own (a chunk of one), as a pool hands
+  // over costly elements: extra CPU per element over running the same op
+  // inline, summed over the workers and the consumer, nanoseconds.
+  double cpu_ns = 0;
+  // Round trip of one element through a pool with one slot: the consumer
+  // asks, a worker makes it and hands it back; nanoseconds beyond the
+  // inline cost.
+  double latency_ns = 0;
+  // Extra CPU per element when the pool groups cheap elements into chunks,
+  // as it does in runs; nanoseconds (near zero when chunking works).
+  double chunked_cpu_ns = 0;
+};
+
+// Measures HandoffCost at `parallelism` workers for about `seconds` in all
+// (a tenth of a second is plenty). Figures are floored at 1 ns: a
+// measurement noisier than the cost itself still reports a positive price.
+HandoffCost MeasureHandoff(int parallelism, double seconds);
 
 // FailedPrecondition when the pipeline has no reader inside an interleave
 // function (nothing whose read parallelism can change).

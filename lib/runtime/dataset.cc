@@ -2,6 +2,8 @@
 // tracing is on.
 #include "runtime/dataset.h"
 
+#include <algorithm>
+
 namespace plumber::runtime {
 namespace {
 
@@ -9,12 +11,14 @@ namespace {
 // (its inputs' own wrappers take theirs back while they run), and the
 // element produced, which its consumer is charged with as consumed.
 //
-// Calls that take less than kSlowCallNs are timed only one in about 64
+// Calls that take less than kSlowCallNs are timed only one in about 128
 // (at random, so that no periodic pattern of the pipeline aliases with
-// it), and element counts are published to the shared atomics at those
-// moments and at Close: the hot path of a tiny op then costs a counter
-// decrement and two additions. Counts are exact; times of fast nodes are
-// unbiased estimates (see stats.h).
+// it), and counts are gathered in the iterator itself (one thread calls
+// GetNext at a time) and published to the node's shared atomics only at
+// those moments and at Close. The hot path of a tiny op is a countdown,
+// the inner call and a byte count: no clock read, no shared atomic, no
+// allocation. Counts are exact; times of fast nodes are unbiased estimates
+// (see stats.h; bench/runtime_bench.cc measures their error).
 class TracedIterator final : public Iterator {
  public:
   TracedIterator(std::unique_ptr<Iterator> inner, NodeCounters* self, NodeCounters* parent)
@@ -23,13 +27,11 @@ class TracedIterator final : public Iterator {
   ~TracedIterator() override { Publish(); }
 
   // The unsampled path is kept small so that it stays cheap; everything
-  // else lives in Sampled.
+  // else lives in Sampled. Elements produced are not counted here: they are
+  // the calls since the last sample less the few that produced nothing.
   Status GetNext(Element* out, bool* end_of_sequence) override {
-    if (slow_ || --countdown_ <= 0) return Sampled(out, end_of_sequence);
-    ++calls_;
-    Status s = inner_->GetNext(out, end_of_sequence);
-    Count(s, *out, *end_of_sequence);
-    return s;
+    if (--countdown_ <= 0) return Sampled(out, end_of_sequence);
+    return Unsampled(out, end_of_sequence);
   }
   void Cancel() override { inner_->Cancel(); }
   void Close() override {
@@ -38,15 +40,31 @@ class TracedIterator final : public Iterator {
   }
 
  private:
+  // Its own function, with one return of one named Status, so that the
+  // Status is built in the caller's slot (no move, no destructor of a
+  // second one): at a few ns per call, that shows.
+  Status Unsampled(Element* out, bool* end_of_sequence) {
+    Status s = inner_->GetNext(out, end_of_sequence);
+    if (s.ok() && !*end_of_sequence) [[likely]] {
+      bytes_ += static_cast<int64_t>(ElementBytes(*out));
+    } else {
+      ++unproduced_;
+    }
+    return s;
+  }
+
   [[gnu::noinline]] Status Sampled(Element* out, bool* end_of_sequence) {
-    const int64_t scale = slow_ ? 1 : calls_ + 1;
-    calls_ = 0;
-    countdown_ = NextInterval();
-    const cpu::Frame previous = cpu::Enter(self_, scale, MonoNanos());
-    // The wall clock starts after Enter and stops before Restore: their
-    // bookkeeping (a thread CPU clock read costs a system call) is not the
-    // node's work, and scaled by ~64 it would dwarf a 100 ns op.
-    const int64_t start = MonoNanos();
+    // This call stands for itself and the unsampled calls before it.
+    const int64_t scale = interval_;
+    TakeUnsampled();
+    // One clock read serves as Enter's switch time and the start of the
+    // call, unless Enter had to read the CPU clock (a system call, every
+    // couple of milliseconds): that bookkeeping is not the node's work, and
+    // scaled by ~128 it would dwarf a 100 ns op.
+    const int64_t now = MonoNanos();
+    bool settled = false;
+    const cpu::Frame previous = cpu::Enter(self_, scale, now, &settled);
+    const int64_t start = settled ? MonoNanos() : now;
     Status s = inner_->GetNext(out, end_of_sequence);
     const int64_t end = MonoNanos();
     cpu::Restore(previous, end);
@@ -55,31 +73,38 @@ class TracedIterator final : public Iterator {
       // A fast node's sampled call that took long was preempted or hit a
       // rare slow path: it does not stand for the calls skipped before it,
       // which are charged at the node's typical fast call instead (scaling
-      // one 5 ms preemption by 64 would credit the node 320 ms it never
+      // one 5 ms preemption by 128 would credit the node 640 ms it never
       // spent, more than its consumer's whole wall time).
       wall_ += took + (scale - 1) * (typical_ > 0 ? typical_ : kSlowCallNs);
     } else {
       wall_ += took * scale;
       if (took <= kSlowCallNs) typical_ = typical_ == 0 ? took : (7 * typical_ + took) / 8;
     }
-    slow_ = took > kSlowCallNs;
-    Count(s, *out, *end_of_sequence);
+    // A slow node is timed at every call; a fast one one call in ~128.
+    interval_ = countdown_ = took > kSlowCallNs ? 1 : NextInterval();
+    if (s.ok() && !*end_of_sequence) {
+      ++produced_;
+      bytes_ += static_cast<int64_t>(ElementBytes(*out));
+    }
     Publish();
     return s;
   }
 
   static constexpr int64_t kSlowCallNs = 20'000;
 
-  void Count(const Status& s, const Element& out, bool end) {
-    if (s.ok() && !end) {
-      ++produced_;
-      bytes_ += static_cast<int64_t>(ElementBytes(out));
-    }
+  // Moves the unsampled calls made since the last sample (or publication)
+  // into produced_.
+  void TakeUnsampled() {
+    const int64_t calls = interval_ - std::max<int64_t>(countdown_, 1);
+    produced_ += calls - unproduced_;
+    unproduced_ = 0;
+    interval_ = std::max<int64_t>(countdown_, 1);
   }
 
   // Moves the locally gathered counts to the node's shared counters.
   void Publish() {
-    if (produced_ == 0 && wall_ == 0) return;
+    TakeUnsampled();
+    if (produced_ == 0 && wall_ == 0 && bytes_ == 0) return;
     NodeCounters::Add(self_->elements_produced, produced_);
     NodeCounters::Add(self_->bytes_produced, bytes_);
     NodeCounters::Add(self_->wall_ns, wall_);
@@ -90,21 +115,27 @@ class TracedIterator final : public Iterator {
     produced_ = bytes_ = wall_ = 0;
   }
 
-  // Uniform in [32, 96]: one call in 64 on average.
+  // Uniform in [64, 192]: one call in 128 on average. A sample costs two
+  // clock reads and the CPU split's bookkeeping, about 5% of a tiny op's
+  // traced time at one in 64; the estimate stays unbiased, and a node
+  // doing a million calls a second still gets ~8000 samples a second.
   int64_t NextInterval() {
     rng_ ^= rng_ << 13;
     rng_ ^= rng_ >> 7;
     rng_ ^= rng_ << 17;
-    return 32 + static_cast<int64_t>(rng_ % 65);
+    return 64 + static_cast<int64_t>(rng_ % 129);
   }
 
   std::unique_ptr<Iterator> inner_;
   NodeCounters* self_;
   NodeCounters* parent_;
   uint64_t rng_;
-  bool slow_ = true;  // time the first calls until the node shows it is fast
-  int64_t countdown_ = 0;
-  int64_t calls_ = 0;
+  // Calls left until the next sample, and the interval it counts down
+  // from; both 1 while the node is slow (every call timed), as at first,
+  // until the node shows it is fast.
+  int64_t countdown_ = 1;
+  int64_t interval_ = 1;
+  int64_t unproduced_ = 0;  // unsampled calls that produced no element
   int64_t produced_ = 0;
   int64_t bytes_ = 0;
   int64_t wall_ = 0;

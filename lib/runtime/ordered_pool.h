@@ -1,9 +1,16 @@
 // The worker pool behind parallel map and parallel batch: workers take
-// turns pulling `pull` elements from the input (one at a time, in input
-// order), then transform them outside any lock; results wait in a bounded
-// buffer and leave it in input order (or, when not deterministic, as soon
-// as any is ready). Each task gets the index of its first input element,
-// so random ops draw the same numbers whatever the parallelism.
+// turns pulling from the input (in input order), transform what they pulled
+// outside any lock, and hand the results to the consumer, which gets them
+// in input order (or, when not deterministic, as soon as any are ready).
+// Each task (one map element, one batch) gets the index of its position in
+// the input, so random ops draw the same numbers whatever the parallelism
+// and however tasks are grouped.
+//
+// Tasks move between threads in chunks of consecutive tasks: a hand-off
+// (a lock round and often a thread wake-up) costs microseconds, which a
+// cheap task such as an add cannot pay on its own. The pool times its tasks
+// and sizes each chunk so that its hand-off stays a small fraction of the
+// chunk's work; tasks that cost that much alone go one at a time.
 #pragma once
 
 #include <cstdint>
@@ -17,16 +24,25 @@ namespace plumber::runtime {
 
 struct OrderedPoolSpec {
   int parallelism = 1;
-  // Tasks in flight or finished and not yet taken.
+  // Chunks in flight or finished and not yet handed to the consumer. A
+  // chunk is one task when tasks are costly, so for them this is the
+  // buffer's capacity in tasks, as tf.data counts it; cheap tasks are
+  // grouped, and then up to capacity + parallelism chunks may be in flight
+  // or done (each bounded in bytes, see ordered_pool.cc).
   int64_t capacity = 1;
   // Input elements per task.
   int64_t pull = 1;
   // Whether a last, short task (fewer than `pull` elements) still runs.
   bool keep_partial = true;
   bool deterministic = true;
-  // Buffer peaks are recorded here.
+  // Most tasks in one chunk; 0 lets the pool choose. 1 hands every task
+  // over on its own (the hand-off calibration measures that price).
+  int64_t max_chunk = 0;
+  // Buffer peaks are recorded here (may be null).
   NodeCounters* counters = nullptr;
-  // Worker threads charge their CPU here; null when tracing is off.
+  // Worker threads charge their CPU here, and the hand-off counters
+  // (handoffs, wakeups, input_lock_wait_ns) go here; null when tracing is
+  // off.
   NodeCounters* worker_counters = nullptr;
   // The transformation: inputs (1..pull elements) and the task's index.
   std::function<Status(std::vector<Element>& inputs, uint64_t index, Element* out)> work;

@@ -1,11 +1,13 @@
 // interleave and prefetch: the datasets that keep several inputs or a
 // buffer going at once.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "runtime/datasets.h"
+#include "runtime/spin.h"
 
 namespace plumber::runtime {
 namespace {
@@ -164,8 +166,12 @@ class InterleaveDataset::ParIt final : public Iterator {
             *end = false;
             return Status::OK();
           }
-          BlockedScope blocked(Wait::kInput, d_->WorkerCounters(ctx_));
-          cv_.wait(lock);
+          consumer_waiting_ = true;
+          {
+            BlockedScope blocked(Wait::kInput, d_->WorkerCounters(ctx_));
+            cv_consumer_.wait(lock);
+          }
+          consumer_waiting_ = false;
         }
         if (cancelled_) return Status::Cancelled("cancelled");
         if (!s.buf.empty()) {
@@ -203,7 +209,8 @@ class InterleaveDataset::ParIt final : public Iterator {
         fresh.busy = false;
         if (cancelled_) fresh.it->Cancel();
         ++open_;
-        cv_.notify_all();
+        // A new dataset to fill: one idle worker is enough.
+        if (idle_workers_ > 0) cv_workers_.notify_one();
       } else {
         Advance();
       }
@@ -220,7 +227,8 @@ class InterleaveDataset::ParIt final : public Iterator {
         if (s.it) s.it->Cancel();
       }
     }
-    cv_.notify_all();
+    cv_consumer_.notify_all();
+    cv_workers_.notify_all();
     input_->Cancel();
   }
 
@@ -256,12 +264,13 @@ class InterleaveDataset::ParIt final : public Iterator {
     index_ = (index_ + 1) % slots_.size();
   }
 
+  // Requires mu_. Room in the slot is work for an idle worker.
   void Take(Slot& s, Element* out) {
     *out = std::move(s.buf.front());
     s.buf.pop_front();
     --fill_;
     bytes_ -= static_cast<int64_t>(ElementBytes(*out));
-    cv_.notify_all();
+    if (idle_workers_ > 0 && s.it && !s.busy && !s.ended && s.error.ok()) cv_workers_.notify_one();
   }
 
   // Non-deterministic mode: any buffered element of another slot.
@@ -293,8 +302,12 @@ class InterleaveDataset::ParIt final : public Iterator {
     while (true) {
       Slot* s = nullptr;
       while (!cancelled_ && (s = PickWork()) == nullptr) {
-        BlockedScope blocked(Wait::kOutput, wc);
-        cv_.wait(lock);
+        ++idle_workers_;
+        {
+          BlockedScope blocked(Wait::kOutput, wc);
+          cv_workers_.wait(lock);
+        }
+        --idle_workers_;
       }
       if (cancelled_) return;
       s->busy = true;
@@ -315,7 +328,12 @@ class InterleaveDataset::ParIt final : public Iterator {
         d_->counters()->ObserveBuffer(fill_, bytes_);
         s->buf.push_back(std::move(e));
       }
-      cv_.notify_all();
+      // The consumer waits on one slot (or, not deterministic, on any): a
+      // wake-up it does not need costs microseconds, so it is only woken
+      // when it is waiting and this could be what it waits for.
+      if (consumer_waiting_ && (!d_->deterministic_ || s == &slots_[index_])) {
+        cv_consumer_.notify_one();
+      }
     }
   }
 
@@ -324,7 +342,12 @@ class InterleaveDataset::ParIt final : public Iterator {
   std::unique_ptr<Iterator> input_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  // The consumer and the workers wait apart, so that each is woken only
+  // by news it can use.
+  std::condition_variable cv_consumer_;
+  std::condition_variable cv_workers_;
+  bool consumer_waiting_ = false;
+  int idle_workers_ = 0;
   bool started_ = false;
   bool cancelled_ = false;
   std::vector<Slot> slots_;
@@ -360,7 +383,12 @@ class PrefetchDataset final : public Dataset {
   }
 
  private:
-  // One background thread keeps up to size_ elements ready.
+  // One background thread keeps up to size_ elements ready. Each side is
+  // woken only when the other has something for it: the consumer when it
+  // waits on an empty buffer and an element arrives, the producer when it
+  // waits on a full one and the consumer has emptied half of it (so that
+  // it is woken once per run of elements, not per element). The consumer
+  // spins briefly before parking, as a fast producer is about to deliver.
   class It final : public Iterator {
    public:
     It(const PrefetchDataset* d, NodeCounters* wc, std::unique_ptr<Iterator> input)
@@ -374,8 +402,18 @@ class PrefetchDataset final : public Dataset {
         thread_ = std::thread([this] { Produce(); });
       }
       while (buf_.empty() && !finished_ && !cancelled_) {
-        BlockedScope blocked(Wait::kInput, wc_);
-        cv_.wait(lock);
+        news_.store(false, std::memory_order_relaxed);
+        lock.unlock();
+        const bool soon = SpinUntil([&] { return news_.load(std::memory_order_acquire); });
+        lock.lock();
+        if (soon) continue;
+        if (!buf_.empty() || finished_ || cancelled_) break;
+        consumer_waiting_ = true;
+        {
+          BlockedScope blocked(Wait::kInput, wc_);
+          cv_consumer_.wait(lock);
+        }
+        consumer_waiting_ = false;
       }
       if (cancelled_) return Status::Cancelled("cancelled");
       if (buf_.empty()) {
@@ -385,7 +423,7 @@ class PrefetchDataset final : public Dataset {
       *out = std::move(buf_.front());
       buf_.pop_front();
       bytes_ -= static_cast<int64_t>(ElementBytes(*out));
-      cv_.notify_all();
+      if (producer_waiting_ && static_cast<int64_t>(buf_.size()) <= d_->size_ / 2) cv_producer_.notify_one();
       *end = false;
       return Status::OK();
     }
@@ -395,7 +433,8 @@ class PrefetchDataset final : public Dataset {
         std::lock_guard<std::mutex> lock(mu_);
         cancelled_ = true;
       }
-      cv_.notify_all();
+      cv_consumer_.notify_all();
+      cv_producer_.notify_all();
       input_->Cancel();
     }
 
@@ -411,9 +450,14 @@ class PrefetchDataset final : public Dataset {
       while (true) {
         {
           std::unique_lock<std::mutex> lock(mu_);
-          while (!cancelled_ && static_cast<int64_t>(buf_.size()) >= d_->size_) {
-            BlockedScope blocked(Wait::kOutput, wc_);
-            cv_.wait(lock);
+          if (!cancelled_ && static_cast<int64_t>(buf_.size()) >= d_->size_) {
+            producer_waiting_ = true;
+            // Woken at half full (see GetNext), or cancelled.
+            while (!cancelled_ && static_cast<int64_t>(buf_.size()) > d_->size_ / 2) {
+              BlockedScope blocked(Wait::kOutput, wc_);
+              cv_producer_.wait(lock);
+            }
+            producer_waiting_ = false;
           }
           if (cancelled_) return;
         }
@@ -424,13 +468,15 @@ class PrefetchDataset final : public Dataset {
         if (!s.ok() || end) {
           finished_ = true;
           final_ = s;
-          cv_.notify_all();
+          news_.store(true, std::memory_order_release);
+          if (consumer_waiting_) cv_consumer_.notify_one();
           return;
         }
         bytes_ += static_cast<int64_t>(ElementBytes(e));
         buf_.push_back(std::move(e));
         d_->counters()->ObserveBuffer(static_cast<int64_t>(buf_.size()), bytes_);
-        cv_.notify_all();
+        news_.store(true, std::memory_order_release);
+        if (consumer_waiting_) cv_consumer_.notify_one();
       }
     }
 
@@ -439,7 +485,13 @@ class PrefetchDataset final : public Dataset {
     std::unique_ptr<Iterator> input_;
     std::thread thread_;
     std::mutex mu_;
-    std::condition_variable cv_;
+    std::condition_variable cv_consumer_;
+    std::condition_variable cv_producer_;
+    bool consumer_waiting_ = false;
+    bool producer_waiting_ = false;
+    // Set by the producer at each element or the end, for the consumer's
+    // spin; written under mu_.
+    std::atomic<bool> news_{false};
     bool started_ = false;
     bool cancelled_ = false;
     bool finished_ = false;

@@ -70,6 +70,7 @@ class Session {
       header.mutable_program()->set_output(graph.name(graph.output()));
       *header.mutable_machine() = DescribeMachine(env_, config_.storage);
       *header.mutable_machine()->mutable_bandwidth_curve() = config_.bandwidth_curve;
+      if (config_.handoff.parallelism() > 0) *header.mutable_machine()->mutable_handoff() = config_.handoff;
       auto* o = header.mutable_options();
       o->set_seconds(config_.seconds);
       o->set_batches(config_.batches);

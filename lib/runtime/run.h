@@ -31,6 +31,9 @@ struct RunConfig {
   // Measured bandwidth-vs-parallelism curve of the source, for the trace
   // header's machine section (empty: not calibrated).
   schema::BandwidthCurve bandwidth_curve;
+  // Measured hand-off cost (MeasureHandoff), for the same section; left
+  // out of the trace while its parallelism is 0 (not measured).
+  schema::HandoffCost handoff;
   // Limits; both 0 means until the end of the data (or a stop request).
   double seconds = 0;
   int64_t batches = 0;

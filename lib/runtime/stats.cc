@@ -51,6 +51,9 @@ void NodeCounters::Fill(schema::NodeStats* out) const {
   out->set_storage_request_ns(get(storage_request_ns));
   out->set_worker_busy_ns(get(worker_busy_ns));
   out->set_worker_idle_ns(get(worker_idle_ns));
+  out->set_handoffs(get(handoffs));
+  out->set_wakeups(get(wakeups));
+  out->set_input_lock_wait_ns(get(input_lock_wait_ns));
   {
     std::lock_guard<std::mutex> lock(files_mu_);
     out->set_files_completed(files_completed_);
@@ -188,16 +191,19 @@ thread_local ThreadState t_state;
 
 }  // namespace
 
-Frame Enter(NodeCounters* node, int64_t scale, int64_t now) {
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now, bool* settled) {
   ThreadState& s = t_state;
-  if (!s.started) s.Start();
+  const bool starting = !s.started;
+  if (starting) s.Start();
   s.Accrue(now);
   Frame previous = s.current;
   s.current = Frame{node, scale, previous.node};
-  if (s.interval_wall >= kSettleEveryNs) {
+  const bool settling = s.interval_wall >= kSettleEveryNs;
+  if (settling) {
     s.Settle();
     s.PublishBusy(now);
   }
+  if (settled) *settled = starting || settling;
   return previous;
 }
 

@@ -64,6 +64,12 @@ class NodeCounters {
   // waits included) and time with none (input or buffer room unavailable).
   std::atomic<int64_t> worker_busy_ns{0};
   std::atomic<int64_t> worker_idle_ns{0};
+  // Pooled stages (ordered_pool.h): chunks handed from workers to the
+  // consumer, parked threads woken, and time workers waited for the input
+  // lock. Counted per chunk, never per element.
+  std::atomic<int64_t> handoffs{0};
+  std::atomic<int64_t> wakeups{0};
+  std::atomic<int64_t> input_lock_wait_ns{0};
   // Instances opened; a node never opened is left out of snapshots.
   std::atomic<int64_t> instances{0};
 
@@ -134,8 +140,10 @@ struct Frame {
   NodeCounters* debit = nullptr;
 };
 // Enters `node` for a call standing for `scale` calls; the node running
-// now is debited. Returns the frame to restore with Restore.
-Frame Enter(NodeCounters* node, int64_t scale, int64_t now);
+// now is debited. Returns the frame to restore with Restore. Sets
+// *settled (when given) if it read the thread's CPU clock, a system call
+// whose time a caller timing the call from `now` should leave out.
+Frame Enter(NodeCounters* node, int64_t scale, int64_t now, bool* settled = nullptr);
 void Restore(const Frame& frame, int64_t now);
 // Charges everything pending on this thread; called when a thread ends
 // and before a snapshot of the calling thread matters.

@@ -76,13 +76,6 @@ int64_t Tensor::NumElements() const {
   return n;
 }
 
-size_t Tensor::ByteSize() const {
-  if (dtype_ != DType::kString) return data_.size();
-  size_t n = 0;
-  for (const auto& s : strings_) n += s.size();
-  return n;
-}
-
 double Tensor::GetDouble(int64_t i) const {
   switch (dtype_) {
     case DType::kBool:
@@ -120,12 +113,6 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 }
 
 std::string Tensor::DebugType() const { return std::string(DTypeName(dtype_)) + ShapeString(shape_); }
-
-size_t ElementBytes(const Element& e) {
-  size_t n = 0;
-  for (const auto& t : e) n += t.ByteSize();
-  return n;
-}
 
 namespace {
 

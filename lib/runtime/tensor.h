@@ -41,7 +41,13 @@ class Tensor {
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t NumElements() const;
   // Payload bytes: the packed values, or the sum of the string lengths.
-  size_t ByteSize() const;
+  // Inline: tracing counts the bytes of every element it sees.
+  size_t ByteSize() const {
+    if (dtype_ != DType::kString) return data_.size();
+    size_t n = 0;
+    for (const auto& s : strings_) n += s.size();
+    return n;
+  }
 
   // Numeric access; precondition: dtype matches T's size.
   template <typename T>
@@ -81,7 +87,11 @@ Status CheckTensorSize(DType dtype, const std::vector<int64_t>& shape, const std
 
 using Element = std::vector<Tensor>;
 
-size_t ElementBytes(const Element& e);
+inline size_t ElementBytes(const Element& e) {
+  size_t n = 0;
+  for (const auto& t : e) n += t.ByteSize();
+  return n;
+}
 std::string ShapeString(const std::vector<int64_t>& shape);
 
 // A compact binary encoding of an element, for the file cache.

@@ -365,6 +365,29 @@ TEST_CASE("plumber run exits 2 on a missing file; relative paths follow the pipe
   CHECK(t->end().status() == "error");
 }
 
+TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run][binary][handoff]") {
+  TempDir dir;
+  WriteText(dir.File("p.json"), kBurnJson);
+  const std::string trace = dir.File("t.pb");
+  pid_t pid = Spawn({"run", dir.File("p.json"), "--trace", trace, "--batches", "2"}, dir.File("out"));
+  CHECK(Wait(pid) == 0);
+  auto t = ReadTrace(Env::Default(), trace);
+  REQUIRE(t.ok());
+  ExpectValidTrace(*t);
+  REQUIRE(t->header().machine().has_handoff());
+  const schema::HandoffCost& h = t->header().machine().handoff();
+  CHECK(h.parallelism() == 2);
+  // Plausible on any machine: a hand-off costs something, and far less
+  // than a millisecond (a few microseconds with a wake-up; a loaded
+  // machine or a sanitizer build stays well below the bound).
+  for (double ns : {h.cpu_ns(), h.latency_ns(), h.chunked_cpu_ns()}) {
+    CHECK(ns > 0);
+    CHECK(ns < 1e6);
+  }
+  // Grouping cheap elements into chunks is what makes them cheap to hand over.
+  CHECK(h.chunked_cpu_ns() < h.cpu_ns());
+}
+
 TEST_CASE("plumber gen writes data that plumber run reads", "[run][binary]") {
   TempDir dir;
   CHECK(Wait(Spawn({"gen", "images", dir.File("data"), "--files", "2", "--records-per-file", "3", "--image-size", "48x40",

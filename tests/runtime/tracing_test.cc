@@ -99,14 +99,28 @@ TEST_CASE("buffer capacity, peak fill and peak bytes are recorded", "[tracing]")
   CHECK(s.buffer_capacity() == 16);
   CHECK(s.buffer_peak_fill() == 16);
   CHECK(s.peak_buffered_bytes() == 16 * 8);
+  // A cheap map hands its elements over in chunks (ordered_pool.h): its
+  // buffer then holds up to capacity chunks, recorded in elements.
   auto m = h.Stats("m");
   CHECK(m.buffer_capacity() == 3);
   CHECK(m.buffer_peak_fill() >= 1);
-  CHECK(m.buffer_peak_fill() <= 3);
+  CHECK(m.peak_buffered_bytes() == m.buffer_peak_fill() * 8);
   CHECK(m.parallelism() == 3);
   auto p = h.Stats("p");
   CHECK(p.buffer_capacity() == 4);
   CHECK(p.peak_buffered_bytes() == p.buffer_peak_fill() * 8);
+}
+
+TEST_CASE("a pooled map of costly elements buffers at most its capacity of them", "[tracing]") {
+  // 2 ms per element: more than a chunk's worth of work (1 ms), so each
+  // element travels alone and the buffer counts elements, as tf.data's does.
+  Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":24}})",
+                   R"({"name":"m","op":"map","map":{"parallelism":3,"udf":[{"op":"cpu_burn","args":{"micros":2000}}]}})"}));
+  h.All();
+  auto m = h.Stats("m");
+  CHECK(m.buffer_capacity() == 3);
+  CHECK(m.buffer_peak_fill() >= 1);
+  CHECK(m.buffer_peak_fill() <= 3);
 }
 
 }  // namespace
