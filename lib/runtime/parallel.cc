@@ -30,7 +30,8 @@ class InterleaveDataset final : public Dataset {
   }
   int Parallelism() const override { return parallelism_; }
   // Each open dataset may have a block and one more element buffered.
-  int64_t BufferCapacity() const override { return parallelism_ > 1 ? int64_t{cycle_} * PerSlot() : 0; }
+  // The cycle's datasets and as many opened ahead, each with its buffer.
+  int64_t BufferCapacity() const override { return parallelism_ > 1 ? 2 * int64_t{cycle_} * PerSlot() : 0; }
 
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override;
@@ -142,12 +143,27 @@ class InterleaveDataset::SeqIt final : public Iterator {
 };
 
 // The same order as SeqIt, but `parallelism` workers keep a small buffer
-// of each open dataset filled. The consumer alone opens and closes the
-// datasets of the cycle, so the order of files never depends on timing.
+// of each open dataset filled. The consumer alone pulls the input and opens
+// the datasets, so the order of files never depends on timing. It opens up
+// to cycle_length of them ahead ("future" datasets, as tf.data's parallel
+// interleave does), which the workers start filling before they join the
+// cycle: a dataset that waits on storage for its first element then waits
+// while the cycle is busy with others, not at its turn. A future dataset
+// joins the cycle at the slot that would have opened it, in input order, so
+// the elements and their order are those of SeqIt.
+//
+// Each dataset's buffer holds block_length + 1 elements, or more while they
+// take under kSlotBytes: a reader receives a whole storage request at once
+// and then waits for the next, so a buffer of two small records would make
+// the consumer wait at that dataset's turn while the others sit full.
 class InterleaveDataset::ParIt final : public Iterator {
  public:
   ParIt(const InterleaveDataset* d, const IterCtx& ctx, std::unique_ptr<Iterator> input)
-      : d_(d), ctx_(ctx), input_(std::move(input)), slots_(static_cast<size_t>(d->cycle_)) {}
+      : d_(d),
+        ctx_(ctx),
+        input_(std::move(input)),
+        slots_(static_cast<size_t>(d->cycle_)),
+        slot_bytes_(std::min(kSlotBytes, kAllSlotsBytes / (2 * int64_t{d->cycle_}))) {}
   ~ParIt() override { Close(); }
 
   Status GetNext(Element* out, bool* end) override {
@@ -157,14 +173,20 @@ class InterleaveDataset::ParIt final : public Iterator {
       NodeCounters* wc = d_->WorkerCounters(ctx_);
       for (int i = 0; i < d_->parallelism_; ++i) workers_.emplace_back([this, wc] { WorkerLoop(wc); });
     }
-    while (!input_end_ || open_ > 0) {
+    while (!input_end_ || open_ > 0 || !future_.empty()) {
       if (cancelled_) return Status::Cancelled("cancelled");
-      Slot& s = slots_[index_];
-      if (s.it) {
-        while (s.buf.empty() && !s.ended && s.error.ok() && !cancelled_) {
+      std::unique_ptr<Slot>& s = slots_[index_];
+      if (s) {
+        while (s->buf.empty() && !s->ended && s->error.ok() && !cancelled_) {
           if (!d_->deterministic_ && TakeAny(out)) {
             *end = false;
             return Status::OK();
+          }
+          // Before waiting, open a dataset ahead if there is room: its
+          // first element is then on its way while this one is.
+          if (!input_end_ && static_cast<int>(future_.size()) < d_->cycle_) {
+            PLUMBER_RETURN_IF_ERROR(OpenAhead(lock));
+            continue;
           }
           consumer_waiting_ = true;
           {
@@ -174,42 +196,30 @@ class InterleaveDataset::ParIt final : public Iterator {
           consumer_waiting_ = false;
         }
         if (cancelled_) return Status::Cancelled("cancelled");
-        if (!s.buf.empty()) {
-          Take(s, out);
+        if (!s->buf.empty()) {
+          Take(*s, out);
           if (++block_index_ == d_->block_) Advance();
           *end = false;
           return Status::OK();
         }
-        if (!s.error.ok()) return s.error;
+        if (!s->error.ok()) return s->error;
         // Ended and drained; no worker holds it (ended is set by the
         // worker after its last call).
-        auto done = std::move(s.it);
+        std::unique_ptr<Slot> done = std::move(s);
         --open_;
         Advance();
         lock.unlock();
-        done->Close();
+        done->it->Close();
         lock.lock();
-      } else if (!input_end_) {
-        lock.unlock();
-        Element arg;
-        bool in_end = false;
-        Status st = input_->GetNext(&arg, &in_end);
-        StatusOr<std::unique_ptr<Iterator>> sub = Status::Cancelled("unused");
-        if (st.ok() && !in_end) sub = d_->OpenFunction(ctx_, arg);
-        lock.lock();
-        PLUMBER_RETURN_IF_ERROR(st);
-        if (in_end) {
-          input_end_ = true;
+      } else if (!future_.empty() || !input_end_) {
+        if (future_.empty()) {
+          PLUMBER_RETURN_IF_ERROR(OpenAhead(lock));
           continue;
         }
-        if (!sub.ok()) return sub.status();
-        Slot& fresh = slots_[index_];
-        fresh.it = std::move(sub).value();
-        fresh.ended = false;
-        fresh.busy = false;
-        if (cancelled_) fresh.it->Cancel();
+        // The next dataset in input order takes this cycle position.
+        slots_[index_] = std::move(future_.front());
+        future_.pop_front();
         ++open_;
-        // A new dataset to fill: one idle worker is enough.
         if (idle_workers_ > 0) cv_workers_.notify_one();
       } else {
         Advance();
@@ -224,8 +234,9 @@ class InterleaveDataset::ParIt final : public Iterator {
       std::lock_guard<std::mutex> lock(mu_);
       cancelled_ = true;
       for (auto& s : slots_) {
-        if (s.it) s.it->Cancel();
+        if (s) s->it->Cancel();
       }
+      for (auto& s : future_) s->it->Cancel();
     }
     cv_consumer_.notify_all();
     cv_workers_.notify_all();
@@ -239,25 +250,60 @@ class InterleaveDataset::ParIt final : public Iterator {
     // Cancel may still come from another thread (a run's monitor at its
     // deadline) and walks the slots under mu_: take the datasets out under
     // it too, and close them outside it, as SeqIt does.
-    std::vector<std::unique_ptr<Iterator>> open;
+    std::vector<std::unique_ptr<Slot>> open;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& s : slots_) {
-        if (s.it) open.push_back(std::move(s.it));
+        if (s) open.push_back(std::move(s));
       }
+      for (auto& s : future_) open.push_back(std::move(s));
+      future_.clear();
     }
-    for (auto& it : open) it->Close();
+    for (auto& s : open) s->it->Close();
     input_->Close();
   }
 
  private:
+  // One opened dataset, in the cycle or waiting to join it. Held by
+  // unique_ptr so that it keeps its address when it joins the cycle while
+  // a worker is inside it.
+  static constexpr int64_t kSlotBytes = int64_t{1} << 20;
+  static constexpr int64_t kAllSlotsBytes = int64_t{64} << 20;
+
   struct Slot {
     std::unique_ptr<Iterator> it;
     std::deque<Element> buf;
+    int64_t bytes = 0;   // of the elements in buf
     bool busy = false;   // a worker is inside it->GetNext
     bool ended = false;  // it reported the end of its sequence
     Status error;
   };
+
+  // Requires mu_ held by `lock`; releases it while pulling the input and
+  // opening the dataset. Appends the dataset to future_, or marks the input
+  // ended.
+  Status OpenAhead(std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    Element arg;
+    bool in_end = false;
+    Status st = input_->GetNext(&arg, &in_end);
+    StatusOr<std::unique_ptr<Iterator>> sub = Status::Cancelled("unused");
+    if (st.ok() && !in_end) sub = d_->OpenFunction(ctx_, arg);
+    lock.lock();
+    PLUMBER_RETURN_IF_ERROR(st);
+    if (in_end) {
+      input_end_ = true;
+      return Status::OK();
+    }
+    if (!sub.ok()) return sub.status();
+    auto fresh = std::make_unique<Slot>();
+    fresh->it = std::move(sub).value();
+    if (cancelled_) fresh->it->Cancel();
+    future_.push_back(std::move(fresh));
+    // A new dataset to fill: one idle worker is enough.
+    if (idle_workers_ > 0) cv_workers_.notify_one();
+    return Status::OK();
+  }
 
   void Advance() {
     block_index_ = 0;
@@ -269,29 +315,37 @@ class InterleaveDataset::ParIt final : public Iterator {
     *out = std::move(s.buf.front());
     s.buf.pop_front();
     --fill_;
-    bytes_ -= static_cast<int64_t>(ElementBytes(*out));
+    const auto size = static_cast<int64_t>(ElementBytes(*out));
+    bytes_ -= size;
+    s.bytes -= size;
     if (idle_workers_ > 0 && s.it && !s.busy && !s.ended && s.error.ok()) cv_workers_.notify_one();
   }
 
   // Non-deterministic mode: any buffered element of another slot.
   bool TakeAny(Element* out) {
     for (auto& s : slots_) {
-      if (!s.buf.empty()) {
-        Take(s, out);
+      if (s && !s->buf.empty()) {
+        Take(*s, out);
         return true;
       }
     }
     return false;
   }
 
-  // A slot to fill: open, idle, not ended, room in its buffer; the ones the
-  // consumer needs soonest first.
+  bool Fillable(const Slot& s) const {
+    return !s.busy && !s.ended && s.error.ok() &&
+           (static_cast<int64_t>(s.buf.size()) < d_->PerSlot() || s.bytes < slot_bytes_);
+  }
+
+  // A dataset to fill: open, idle, not ended, room in its buffer; the ones
+  // the consumer needs soonest first, then those opened ahead, oldest first.
   Slot* PickWork() {
     for (size_t k = 0; k < slots_.size(); ++k) {
-      Slot& s = slots_[(index_ + k) % slots_.size()];
-      if (s.it && !s.busy && !s.ended && s.error.ok() && static_cast<int64_t>(s.buf.size()) < d_->PerSlot()) {
-        return &s;
-      }
+      Slot* s = slots_[(index_ + k) % slots_.size()].get();
+      if (s && Fillable(*s)) return s;
+    }
+    for (auto& s : future_) {
+      if (Fillable(*s)) return s.get();
     }
     return nullptr;
   }
@@ -324,14 +378,16 @@ class InterleaveDataset::ParIt final : public Iterator {
         s->ended = true;
       } else {
         ++fill_;
-        bytes_ += static_cast<int64_t>(ElementBytes(e));
+        const auto size = static_cast<int64_t>(ElementBytes(e));
+        bytes_ += size;
+        s->bytes += size;
         d_->counters()->ObserveBuffer(fill_, bytes_);
         s->buf.push_back(std::move(e));
       }
       // The consumer waits on one slot (or, not deterministic, on any): a
       // wake-up it does not need costs microseconds, so it is only woken
       // when it is waiting and this could be what it waits for.
-      if (consumer_waiting_ && (!d_->deterministic_ || s == &slots_[index_])) {
+      if (consumer_waiting_ && (!d_->deterministic_ || s == slots_[index_].get())) {
         cv_consumer_.notify_one();
       }
     }
@@ -350,7 +406,11 @@ class InterleaveDataset::ParIt final : public Iterator {
   int idle_workers_ = 0;
   bool started_ = false;
   bool cancelled_ = false;
-  std::vector<Slot> slots_;
+  // The cycle: null where no dataset is open.
+  std::vector<std::unique_ptr<Slot>> slots_;
+  // Datasets opened ahead, in input order.
+  std::deque<std::unique_ptr<Slot>> future_;
+  const int64_t slot_bytes_;
   size_t index_ = 0;
   int block_index_ = 0;
   int open_ = 0;
