@@ -290,7 +290,8 @@ std::string FormatRankText(const Analysis& r, int top) {
                       m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"), Fmt(m->cores_now),
                       Fmt(m->max_cores), Fmt(m->rate_per_core, "unbounded"), m->limit_text});
   }
-  return "rates in minibatches/s; observed " + Fmt(r.observed_throughput) + "\n" + t.Text();
+  return "rates in minibatches/s; observed " + Fmt(r.observed_throughput) + "; as traced " + AsTracedText(r) + "\n" +
+         t.Text();
 }
 
 std::string FormatRankJson(const Analysis& r, int top) {
@@ -311,6 +312,9 @@ std::string FormatRankJson(const Analysis& r, int top) {
   Json j;
   j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
   j["observed_throughput"] = Num(r.observed_throughput);
+  j["as_traced"] = {{"predicted_throughput", Opt(r.as_traced.throughput)},
+                    {"bottleneck", r.as_traced.bottleneck.empty() ? Json(nullptr) : Json(r.as_traced.bottleneck)},
+                    {"limit", r.as_traced.limit.empty() ? Json(nullptr) : Json(r.as_traced.limit)}};
   j["ranking"] = rows;
   j["warnings"] = r.warnings;
   return j.dump(2) + "\n";
