@@ -15,6 +15,7 @@
 #include "analysis/analyze.h"
 #include "harness.h"
 #include "optimize/optimize_loop.h"
+#include "runtime/datagen.h"
 #include "runtime/run.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/record_io.h"
@@ -41,6 +42,7 @@ Measured RunAndAnalyze(const ProgramGraph& graph, const runtime::StorageOptions&
   c.storage = storage;
   auto run = runtime::RunPipeline(Env::Default(), graph, c);
   REQUIRE(run.ok());
+  INFO(run->error.ToString());
   REQUIRE(run->end_status == "ok");
   analysis::AnalysisOptions o;
   o.solve_programs = true;
@@ -188,6 +190,29 @@ TEST_CASE("as traced: the examples that need no data (cpu, skewed, remote)", "[a
     auto p = LoadProgram(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/" + name + ".json");
     REQUIRE(p.ok());
     auto m = RunAndAnalyze(*p, {}, "", 2.0);
+    CheckAsTraced(m);
+  }
+}
+
+TEST_CASE("as traced: the image and text examples on small generated data", "[as_traced]") {
+  auto dir = optimize::TempDir::Make("plumber-as-traced-examples-");
+  REQUIRE(dir.ok());
+  const std::string data = dir->path() + "/data";
+  REQUIRE(optimize::MakeDirectories(data).ok());
+  runtime::ImageGenOptions images;
+  images.files = 4;
+  images.records_per_file = 16;
+  images.width = images.height = 256;  // the example crops 224 x 224
+  REQUIRE(runtime::GenerateImages(Env::Default(), data, images).ok());
+  runtime::TextGenOptions text;
+  text.files = 2;
+  text.lines_per_file = 4000;
+  REQUIRE(runtime::GenerateText(Env::Default(), data, text).ok());
+  for (const char* name : {"image", "text"}) {
+    INFO(name);
+    auto p = LoadProgram(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/" + name + ".json");
+    REQUIRE(p.ok());
+    auto m = RunAndAnalyze(*p, {}, dir->path(), 2.0);
     CheckAsTraced(m);
   }
 }
