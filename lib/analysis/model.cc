@@ -208,11 +208,15 @@ void Modeler::Rates() {
     if (parallel || g_.enclosing_interleave(i) >= 0) {
       // Each thread holds about one element in flight, plus one waiting in
       // the buffer: threads whose elements would not fit in memory are not
-      // offered.
+      // offered. The machine's free memory, not a --mem what-if: that is
+      // the budget of a cache.
       m.max_threads = static_cast<double>(kMaxThreadsPerCore) * r_.cores;
-      if (m.bytes_per_element && *m.bytes_per_element > 0) {
-        m.max_threads = std::min(
-            m.max_threads, std::max(1.0, std::floor(static_cast<double>(r_.memory_bytes) / (2 * *m.bytes_per_element))));
+      const auto& machine = t_.header.machine();
+      const double free_bytes = static_cast<double>(
+          machine.available_memory_bytes() > 0 ? machine.available_memory_bytes() : machine.memory_bytes());
+      if (m.bytes_per_element && *m.bytes_per_element > 0 && free_bytes > 0) {
+        m.max_threads =
+            std::min(m.max_threads, std::max(1.0, std::floor(free_bytes / (2 * *m.bytes_per_element))));
       }
     }
     if (const int owner = g_.enclosing_interleave(i); owner >= 0) {
