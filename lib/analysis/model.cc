@@ -291,7 +291,8 @@ void Modeler::Groups() {
 }
 
 // As configured: the tightest of the thread groups at their threads, the
-// cores shared by everything's CPU (waiting takes none), and storage.
+// cores shared by everything's CPU (waiting takes none), and storage. Each
+// is named by the node that costs it most.
 void Modeler::AsTraced() {
   auto& a = r_.as_traced;
   auto take = [&](double x, std::string who, const char* limit) {
@@ -301,42 +302,32 @@ void Modeler::AsTraced() {
       a.limit = limit;
     }
   };
-  for (const GroupModel& gm : r_.thread_groups) {
-    if (!gm.bound) continue;
-    // Named by the member that holds the threads longest.
-    std::string who = gm.name;
+  // The counted node with the most of `cost` among `names` (all nodes when
+  // null); `fallback` when none has any.
+  auto heaviest = [&](double NodeModel::*cost, const std::vector<std::string>* names, std::string fallback) {
     double most = 0;
-    for (const auto& name : gm.members) {
-      const NodeModel* m = r_.Find(name);
-      if (m && m->reliable && m->steady_state_cost && m->service_seconds_per_minibatch > most) {
-        most = m->service_seconds_per_minibatch;
-        who = name;
+    auto consider = [&](const NodeModel& m) {
+      if (m.reliable && m.steady_state_cost && m.*cost > most) {
+        most = m.*cost;
+        fallback = m.name;
+      }
+    };
+    if (names == nullptr) {
+      for (const auto& m : r_.nodes) consider(m);
+    } else {
+      for (const auto& name : *names) {
+        if (const NodeModel* m = r_.Find(name)) consider(*m);
       }
     }
-    take(*gm.bound, who, "threads");
+    return fallback;
+  };
+  for (const GroupModel& gm : r_.thread_groups) {
+    if (gm.bound) take(*gm.bound, heaviest(&NodeModel::service_seconds_per_minibatch, &gm.members, gm.name), "threads");
   }
   if (r_.cpu_seconds_per_minibatch > 0) {
-    std::string who;
-    double most = 0;
-    for (const auto& m : r_.nodes) {
-      if (m.reliable && m.steady_state_cost && m.cpu_seconds_per_minibatch > most) {
-        most = m.cpu_seconds_per_minibatch;
-        who = m.name;
-      }
-    }
-    take(r_.cores / r_.cpu_seconds_per_minibatch, who, "cpu");
+    take(r_.cores / r_.cpu_seconds_per_minibatch, heaviest(&NodeModel::cpu_seconds_per_minibatch, nullptr, ""), "cpu");
   }
-  if (r_.disk_bound) {
-    std::string who;
-    double most = 0;
-    for (const auto& m : r_.nodes) {
-      if (m.reliable && m.steady_state_cost && m.disk_bytes_per_minibatch > most) {
-        most = m.disk_bytes_per_minibatch;
-        who = m.name;
-      }
-    }
-    take(*r_.disk_bound, who, "storage");
-  }
+  if (r_.disk_bound) take(*r_.disk_bound, heaviest(&NodeModel::disk_bytes_per_minibatch, nullptr, ""), "storage");
 }
 
 void Modeler::Bounds() {

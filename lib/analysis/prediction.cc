@@ -41,12 +41,13 @@ StatusOr<lp::ThroughputPlan> SolveAsTraced(const Analysis& a, const lp::LinearPr
     row.threads = g.threads;
     double members = 0;
     for (const auto& name : g.members) {
-      for (size_t k = 0; k < a.nodes.size(); ++k) {
-        if (a.nodes[k].name == name) {
-          row.stages.push_back(static_cast<int>(k));
-          members += p.stages[k].service_seconds_per_minibatch;
-        }
-      }
+      // Stages are in the order of a.nodes: the node's position is its
+      // stage (a lookup, not a scan: programs reach 100,000 nodes).
+      const NodeModel* m = a.Find(name);
+      if (m == nullptr) continue;
+      const int k = static_cast<int>(m - a.nodes.data());
+      row.stages.push_back(k);
+      members += p.stages[k].service_seconds_per_minibatch;
     }
     row.extra_seconds_per_minibatch = std::max(0.0, g.service_seconds_per_minibatch - members);
     p.groups.push_back(std::move(row));

@@ -78,6 +78,13 @@ Json NodeJson(const NodeModel& m) {
   return j;
 }
 
+// The as_traced object of analyze's and rank's JSON.
+Json AsTracedJson(const analysis::AsTraced& a) {
+  return {{"predicted_throughput", Opt(a.throughput)},
+          {"bottleneck", a.bottleneck.empty() ? Json(nullptr) : Json(a.bottleneck)},
+          {"limit", a.limit.empty() ? Json(nullptr) : Json(a.limit)}};
+}
+
 std::string Fmt(double v) { return FormatNumber(v); }std::string Fmt(const std::optional<double>& v, const char* none) { return v ? Fmt(*v) : none; }
 std::string Rate(const std::optional<double>& v) { return v ? Fmt(*v) + " minibatches/s" : "unbounded"; }
 
@@ -177,9 +184,7 @@ std::string FormatAnalysisJson(const Analysis& r) {
   Json j;
   j["observed_throughput"] = Num(r.observed_throughput);
   j["predicted_throughput"] = Opt(r.predicted_throughput);
-  j["as_traced"] = {{"predicted_throughput", Opt(r.as_traced.throughput)},
-                    {"bottleneck", r.as_traced.bottleneck.empty() ? Json(nullptr) : Json(r.as_traced.bottleneck)},
-                    {"limit", r.as_traced.limit.empty() ? Json(nullptr) : Json(r.as_traced.limit)}};
+  j["as_traced"] = AsTracedJson(r.as_traced);
   j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
   j["ranking"] = r.ranking;
   j["bounds"] = {{"cpu", Opt(r.cpu_bound)},
@@ -312,9 +317,7 @@ std::string FormatRankJson(const Analysis& r, int top) {
   Json j;
   j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
   j["observed_throughput"] = Num(r.observed_throughput);
-  j["as_traced"] = {{"predicted_throughput", Opt(r.as_traced.throughput)},
-                    {"bottleneck", r.as_traced.bottleneck.empty() ? Json(nullptr) : Json(r.as_traced.bottleneck)},
-                    {"limit", r.as_traced.limit.empty() ? Json(nullptr) : Json(r.as_traced.limit)}};
+  j["as_traced"] = AsTracedJson(r.as_traced);
   j["ranking"] = rows;
   j["warnings"] = r.warnings;
   return j.dump(2) + "\n";
