@@ -72,6 +72,11 @@ class Env {
   virtual StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) = 0;
   virtual bool FileExists(const std::string& path) = 0;
   virtual StatusOr<uint64_t> GetFileSize(const std::string& path) = 0;
+  // Last modification, seconds since the Unix epoch (sub-second where the
+  // file system keeps it). Envs without file times answer Unimplemented.
+  virtual StatusOr<double> GetModificationTime(const std::string& path) {
+    return Status::Unimplemented(path + ": this environment keeps no modification times");
+  }
   // Atomically replaces `to` by `from` (rename(2) on one file system).
   virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;

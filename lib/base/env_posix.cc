@@ -133,6 +133,12 @@ class PosixEnv final : public Env {
     return static_cast<uint64_t>(st.st_size);
   }
 
+  StatusOr<double> GetModificationTime(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(path, "stat", errno);
+    return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) * 1e-9;
+  }
+
   Status RenameFile(const std::string& from, const std::string& to) override {
     if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(to, "rename", errno);
     return Status::OK();

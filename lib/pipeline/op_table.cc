@@ -68,7 +68,7 @@ const NodeFiles* TextLineFiles(const Node& n) { return &n.text_line().files(); }
 
 void CheckMap(const Node& n, ParamChecker& c) {
   if (n.map().has_parallelism()) c.Threads("map.parallelism", n.map().parallelism());
-  if (n.map().udf().empty()) c.Add("map.udf", "a map needs at least one UDF op");
+  if (n.map().udf().empty() && !c.imported()) c.Add("map.udf", "a map needs at least one UDF op");
   c.Udf("map.udf", n.map().udf(), /*is_filter=*/false);
 }
 int MapParallelism(const Node& n) { return n.map().has_parallelism() ? n.map().parallelism() : 1; }
@@ -79,7 +79,7 @@ const NodeUdfSteps* MapUdf(const Node& n) { return &n.map().udf(); }
 void SetMapDeterministic(Node* n, bool d) { n->mutable_map()->set_deterministic(d); }
 
 void CheckFilter(const Node& n, ParamChecker& c) {
-  if (n.filter().predicate().empty()) c.Add("filter.predicate", "a filter needs a predicate");
+  if (n.filter().predicate().empty() && !c.imported()) c.Add("filter.predicate", "a filter needs a predicate");
   c.Udf("filter.predicate", n.filter().predicate(), /*is_filter=*/true);
 }
 // Data-dependent: the pass ratio measured over the run.
@@ -138,7 +138,9 @@ void SetInterleaveDeterministic(Node* n, bool d) { n->mutable_interleave()->set_
 
 // ---- shuffle, repeat ----------------------------------------------------------------
 
-void CheckShuffle(const Node& n, ParamChecker& c) { c.Min("shuffle.buffer_size", n.shuffle().buffer_size(), 1); }
+void CheckShuffle(const Node& n, ParamChecker& c) {
+  if (!c.imported()) c.Min("shuffle.buffer_size", n.shuffle().buffer_size(), 1);
+}
 bool Always(const Node&) { return true; }
 int64_t ShuffleBuffer(const Node& n) { return n.shuffle().buffer_size(); }
 void SetShuffleBuffer(Node* n, int64_t size) { n->mutable_shuffle()->set_buffer_size(size); }
@@ -217,6 +219,22 @@ Cardinality SkipCardinality(const Node& n, CardinalityInputs& in) {
   return MapCardinality(in.Input(0), [&](double x) { return std::max(0.0, x - count); });
 }
 
+// ---- opaque (imported programs only) ----------------------------------------
+
+void CheckOpaque(const Node& n, ParamChecker& c) {
+  if (!c.imported()) {
+    c.Add("opaque", "an opaque node stands for a dataset of an imported program (Pipeline.imported_from); "
+                    "plumber cannot run it");
+  }
+  if (n.opaque().has_parallelism()) c.Threads("opaque.parallelism", n.opaque().parallelism());
+}
+Cardinality OpaqueCardinality(const Node& n, CardinalityInputs&) {
+  return Cardinality::Unknown("'" + n.name() + "' (" + (n.imported_type().empty() ? "opaque" : n.imported_type()) +
+                              ") is a dataset plumber has no op for: its cardinality is unknown");
+}
+int OpaqueParallelism(const Node& n) { return n.opaque().has_parallelism() ? n.opaque().parallelism() : 1; }
+ThreadUse OpaqueThreads(const Node& n) { return Pool(OpaqueParallelism(n)); }
+
 const std::array kOps = {
     OpDef{.name = "range", .help = "int64 scalars start..stop by step", .params_case = PC::kRange,
           .check = &CheckRange, .cardinality = &RangeCardinality},
@@ -260,6 +278,10 @@ const std::array kOps = {
           .max_inputs = 1, .check = &CheckTake, .cardinality = &TakeCardinality},
     OpDef{.name = "skip", .help = "all but the first count elements", .params_case = PC::kSkip, .min_inputs = 1,
           .max_inputs = 1, .check = &CheckSkip, .cardinality = &SkipCardinality},
+    // Measured, analysed and ranked, never rewritten: no parallelism setter.
+    OpDef{.name = "opaque", .help = "an imported dataset plumber has no op for (analysed, never rewritten)",
+          .params_case = PC::kOpaque, .min_inputs = 0, .max_inputs = 64, .imported_only = true, .check = &CheckOpaque,
+          .cardinality = &OpaqueCardinality, .threads = &OpaqueThreads, .parallelism = &OpaqueParallelism},
 };
 
 const OpDef* Row(const Node& node) { return FindOp(node.op()); }

@@ -84,6 +84,9 @@ struct OpDef {
   bool caches = false;
   // Produces ahead of its consumer into a buffer (buffer_size below).
   bool prefetches = false;
+  // Only stands for a dataset of an imported program (opaque): the runtime
+  // has no implementation, and the rewrite never touches it.
+  bool imported_only = false;
 
   // Every problem of the node's parameters, reported to the checker with
   // its field. Runs once, when a ProgramGraph is built; the runtime builds

@@ -88,7 +88,7 @@ void ParamChecker::Compression(const std::string& field, const std::string& c) {
 }
 
 void ParamChecker::ReaderSource(int files) {
-  if (files == 0 && node_.inputs_size() == 0 && !in_function_) {
+  if (files == 0 && node_.inputs_size() == 0 && !in_function_ && !imported_) {
     Add(node_.op() + ".files", "a reader needs files, an input of file names, or to be part of an interleave function");
   }
   if (files > 0 && node_.inputs_size() > 0) {

@@ -37,6 +37,11 @@ class ParamChecker {
                std::vector<Problem>* out);
 
   const schema::Node& node() const { return node_; }
+  // The program was imported (Pipeline.imported_from): it is analysed, never
+  // run, so what only running needs (a UDF, a reader's files, a buffer size
+  // the source did not record) is not required.
+  bool imported() const { return imported_; }
+  void set_imported(bool imported) { imported_ = imported; }
   bool IsNode(const std::string& name) const { return is_node_(name); }
 
   void Add(std::string field, std::string message);
@@ -59,6 +64,7 @@ class ParamChecker {
 
   const schema::Node& node_;
   bool in_function_;
+  bool imported_ = false;
   std::function<bool(const std::string&)> is_node_;
   std::vector<Problem>* out_;
 };

@@ -122,6 +122,7 @@ class Validator {
     if (def->check != nullptr) {
       ParamChecker checker(n, in_function_.count(name) > 0,
                            [this](const std::string& other) { return index_.count(other) > 0; }, &problems_);
+      checker.set_imported(!p_.imported_from().empty());
       def->check(n, checker);
     }
   }

@@ -43,6 +43,10 @@ DatasetFactory FindDatasetFactory(const OpDef& op) {
 }
 
 StatusOr<std::unique_ptr<Program>> Program::Build(const ProgramGraph& graph, const BuildContext& ctx) {
+  if (!graph.program().imported_from().empty()) {
+    return Status::InvalidArgument("the program was imported from " + graph.program().imported_from() +
+                                   ": it describes a pipeline that ran elsewhere and cannot be run here");
+  }
   std::unique_ptr<Program> p(new Program());
   const int n = graph.size();
   // Children before parents, so every dependency is built when needed.
