@@ -19,6 +19,8 @@ constexpr double kMaxWorkers = 100000;
 
 std::string Quoted(const std::string& name) { return "'" + name + "'"; }
 
+std::string Cores(int n) { return std::to_string(n) + (n == 1 ? " core" : " cores"); }
+
 // "'read' (tfrecord)": a node as the reader of a plan knows it.
 std::string Describe(const ProgramGraph& program, int i) {
   return Quoted(program.name(i)) + " (" + std::string(program.op(i).name) + ")";
@@ -191,6 +193,8 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   for (const auto& stage : per_worker.stages) p.worker_cores_used += stage.cores;
   p.worker_cache = per_worker.cache_node;
   p.worker_cache_bytes = per_worker.cache_bytes;
+  p.worker_memory_needed_bytes = static_cast<double>(worker.buffered_bytes) + p.worker_cache_bytes;
+  p.worker_as_traced_rate = worker.as_traced.throughput;
   if (p.sharding == ShardingPolicy::kDynamic) {
     p.cache_note =
         "caching is planned off on the workers: with dynamic sharding each worker reads only the files the "
@@ -252,10 +256,24 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   // The assumptions, each a sentence the user can check against their
   // cluster.
   const std::string n = std::to_string(p.sizing.workers);
-  p.assumptions.push_back("the " + n + " worker(s) are identical: " + std::to_string(p.worker_cores) + " cores and " +
+  p.assumptions.push_back("the " + n + " worker(s) are identical: " + Cores(p.worker_cores) + " and " +
                           units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
                           (p.worker_overridden ? "as --worker-cores/--worker-mem give" : "the machine of the trace") +
                           ")");
+  // The plan's rate needs the plan's parallelism; the pipeline as the user
+  // runs it today may be far slower, and would need more workers.
+  std::string command = "plumber rewrite " + worker.source + " --cores " + std::to_string(p.worker_cores);
+  if (request.worker_memory_bytes) command += " --mem " + std::to_string(*request.worker_memory_bytes);
+  if (p.sharding == ShardingPolicy::kDynamic) command += " --no-cache";
+  std::string rewrite =
+      "each worker runs the pipeline with the parallelism plumber plans for it (`" + command + "` writes it)";
+  if (p.worker_as_traced_rate && *p.worker_as_traced_rate > 0 &&
+      *p.worker_as_traced_rate < p.sizing.worker_rate * (1 - 1e-6)) {
+    const double as_traced_workers = std::ceil(request.target / *p.worker_as_traced_rate * (1 - 1e-9));
+    rewrite += "; as traced, a worker reaches " + FormatSignificant(*p.worker_as_traced_rate, 4) +
+               " minibatches/s, and the target would need " + FormatSignificant(as_traced_workers, 6) + " workers";
+  }
+  p.assumptions.push_back(rewrite);
   p.assumptions.push_back(
       "the rate grows linearly with the workers: the dispatcher is no bottleneck, and the trainer's side of "
       "distribute (receiving minibatches" +

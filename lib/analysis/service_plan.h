@@ -76,6 +76,11 @@ struct ServicePlan {
   double worker_compute_rate = 0;
   std::string worker_compute_binding;
   double worker_cores_used = 0;        // at the worker's compute rate
+  // Memory a worker holds: the buffers as traced plus its cache, if any.
+  double worker_memory_needed_bytes = 0;
+  // The pipeline exactly as traced on one worker (no rewrite); nullopt
+  // when the model cannot bound it.
+  std::optional<double> worker_as_traced_rate;
   std::optional<double> worker_network_bytes_per_s;
   std::string worker_cache;            // node each worker caches after; empty: none
   double worker_cache_bytes = 0;

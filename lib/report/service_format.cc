@@ -11,6 +11,8 @@ namespace {
 
 using nlohmann::ordered_json;
 
+std::string Cores(int n) { return std::to_string(n) + (n == 1 ? " core" : " cores"); }
+
 std::string Rate(double minibatches_per_s) { return FormatSignificant(minibatches_per_s, 4) + " minibatches/s"; }
 
 template <typename T>
@@ -25,7 +27,7 @@ ordered_json NameOrNull(const std::string& name) { return name.empty() ? ordered
 std::string FormatServiceText(const std::string& trace, const analysis::ServicePlan& p) {
   const auto& s = p.sizing;
   std::string out = "plumber provision --workers: " + trace + ", target " + Rate(p.target) + "\n";
-  out += "  one machine:  " + std::to_string(p.machine_cores) + " cores, " +
+  out += "  one machine:  " + Cores(p.machine_cores) + ", " +
          units::FormatBytes(static_cast<double>(p.machine_memory_bytes)) + ": at most " +
          Rate(p.single_machine_rate) + " (held by " + p.single_machine_binding + ")" +
          (s.service_needed ? ", short of the target" : ", enough") + "\n";
@@ -34,9 +36,10 @@ std::string FormatServiceText(const std::string& trace, const analysis::ServiceP
            "provision` without --workers sizes that machine at least cost)\n";
     return out;
   }
-  out += "  workers:      " + std::to_string(s.workers) + " tf.data service worker(s), " +
-         std::to_string(p.worker_cores) + " cores and " +
-         units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each\n";
+  out += "  workers:      " + std::to_string(s.workers) + " tf.data service worker(s), " + Cores(p.worker_cores) +
+         " and " + units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
+         units::FormatBytes(p.worker_memory_needed_bytes) + " of it in use: buffers" +
+         (p.worker_cache.empty() ? "" : " and the cache") + ")\n";
   out += "  per worker:   " + Rate(s.worker_rate) + ", bound by " + s.bound + "\n";
   out += "    compute:    " + Rate(p.worker_compute_rate) + " (held by " + p.worker_compute_binding + "; " +
          FormatSignificant(p.worker_cores_used, 3) + " cores busy)\n";
@@ -77,6 +80,8 @@ std::string FormatServiceJson(const std::string& trace, const analysis::ServiceP
                  {"compute_rate", p.worker_compute_rate},
                  {"compute_binding", p.worker_compute_binding},
                  {"cores_used", p.worker_cores_used},
+                 {"memory_needed_bytes", p.worker_memory_needed_bytes},
+                 {"as_traced_rate", OrNull(p.worker_as_traced_rate)},
                  {"network_bytes_per_s", OrNull(p.worker_network_bytes_per_s)},
                  {"network_rate", OrNull(s.network_rate)},
                  {"cache", NameOrNull(p.worker_cache)},

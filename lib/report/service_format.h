@@ -12,7 +12,7 @@ std::string FormatServiceText(const std::string& trace, const analysis::ServiceP
 // {"trace", "target_rate", "service_needed", "workers",
 //  "single_machine": {"cores", "memory_bytes", "throughput", "binding", "cache"},
 //  "worker": {"cores", "memory_bytes", "rate", "bound", "compute_rate", "compute_binding",
-//             "cores_used", "network_bytes_per_s", "network_rate", "cache", "cache_bytes"},
+//             "cores_used", "memory_needed_bytes", "as_traced_rate", "network_bytes_per_s", "network_rate", "cache", "cache_bytes"},
 //  "sharding": {"policy", "reason", "readers", "files"},
 //  "distribute": {"after", "trainer_nodes", "bytes_per_minibatch", "processing_mode", "code"},
 //  "storage": {"bytes_per_minibatch", "worker_bandwidth_bytes_per_s", "bandwidth_from",

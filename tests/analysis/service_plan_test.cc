@@ -97,6 +97,8 @@ TEST_CASE("image.json: dynamic sharding over its files, distribute after batch",
   CHECK(p->sizing.workers == 16);
   CHECK(p->worker_cache.empty());
   CHECK_THAT(p->cache_note, Catch::Contains("planned off"));
+  // Peak buffers: shards 200000 + prefetch 2 x 19267584; no cache.
+  CHECK(p->worker_memory_needed_bytes == Approx(38735168));
   CHECK_THAT(p->distribute_code, Catch::Contains("ShardingPolicy.DYNAMIC"));
   // 3.2e6 bytes read per minibatch, from the trace's 100 MB/s throttle.
   CHECK(p->disk_bytes_per_minibatch == Approx(3.2e6));
