@@ -3,6 +3,7 @@
 // the two single-machine plans (the machine, one worker) it rests on.
 #include "analysis/service_plan.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/analyze.h"
@@ -165,6 +166,11 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   ServicePlan p;
   p.target = request.target;
   p.warnings = machine.warnings;
+  // The worker's what-ifs may warn of their own (say, memory below the
+  // buffers); the trace's warnings are already there once.
+  for (const auto& w : worker.warnings) {
+    if (std::find(p.warnings.begin(), p.warnings.end(), w) == p.warnings.end()) p.warnings.push_back(w);
+  }
   p.worker_network_bytes_per_s = request.worker_network_bytes_per_s;
   p.worker_overridden = request.worker_cores.has_value() || request.worker_memory_bytes.has_value();
 
@@ -195,6 +201,11 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   p.worker_cache_bytes = per_worker.cache_bytes;
   p.worker_memory_needed_bytes = static_cast<double>(worker.buffered_bytes) + p.worker_cache_bytes;
   p.worker_as_traced_rate = worker.as_traced.throughput;
+  if (p.worker_memory_needed_bytes > static_cast<double>(p.worker_memory_bytes)) {
+    p.warnings.push_back("a worker's memory (" + units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) +
+                         ") is less than the " + units::FormatBytes(p.worker_memory_needed_bytes) +
+                         " its buffers held in the trace: give the workers more memory (--worker-mem)");
+  }
   if (p.sharding == ShardingPolicy::kDynamic) {
     p.cache_note =
         "caching is planned off on the workers: with dynamic sharding each worker reads only the files the "
