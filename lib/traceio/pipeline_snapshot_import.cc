@@ -666,6 +666,9 @@ Status Importer::Build() {
   for (int i : order) PLUMBER_RETURN_IF_ERROR(MakeNode(ops_[i], program_.add_nodes()));
   program_.set_output(ops_[output_].name);
   program_.set_imported_from(kFormat);
+  // Reports name the program: the dump's file name stands in for the
+  // Python program the graph came from.
+  program_.set_name(in_.path.substr(in_.path.find_last_of('/') + 1));
   program_.set_description("imported from " + in_.path);
 
   std::set<std::string> modelled;
