@@ -190,7 +190,7 @@ class Importer {
   Status MakeNode(const Op& op, schema::Node* node);
   std::string UniqueName(const tfsnap::NodeDef& def, const std::string& type);
   const OpStats* StatsOf(const Op& op) const;
-  void FileCounters(const OpStats& reader, schema::NodeStats* ns) const;
+  bool FileCounters(const OpStats& reader, schema::NodeStats* ns) const;
 
   const ImportInput& in_;
   const PipelineSnapshot& snap_;
@@ -685,8 +685,13 @@ Status Importer::Build() {
     notes_.push_back("the stats of ops outside the modelled pipeline were left out: " + list);
   }
   const int nfiles = snap_.ctx_info().file_sizes_size();
-  file_sizes_known_ = nfiles > 0 && readers_.size() == 1;
-  if (nfiles == 0) {
+  const OpStats* reader = readers_.size() == 1 ? StatsOf(ops_[readers_[0]]) : nullptr;
+  schema::NodeStats scratch;
+  file_sizes_known_ = nfiles > 0 && reader != nullptr && FileCounters(*reader, &scratch);
+  if (nfiles > 0 && readers_.size() == 1 && !file_sizes_known_) {
+    notes_.push_back("the reader's file sizes cannot be used (no counters for it, or records per file beyond any "
+                     "real file): records per file, so the reader's cardinality, are unknown");
+  } else if (nfiles == 0) {
     notes_.push_back("the dump lists no file sizes: records per file, so the readers' cardinality, are unknown");
   } else if (readers_.size() != 1) {
     notes_.push_back("the dump's file sizes cannot be told apart between " + std::to_string(readers_.size()) +
@@ -713,8 +718,9 @@ std::string Importer::Shape() const {
 
 // The completed-file counters of the reader from the dump's file sizes:
 // each listed file counted once, its records its size times the reader's
-// records per byte read.
-void Importer::FileCounters(const OpStats& r, schema::NodeStats* ns) const {
+// records per byte read. False (nothing set) when those records would be
+// beyond any real dataset.
+bool Importer::FileCounters(const OpStats& r, schema::NodeStats* ns) const {
   const auto& files = snap_.ctx_info().file_sizes();
   double total = 0;
   for (const auto& f : files) total += static_cast<double>(f.size());
@@ -729,13 +735,14 @@ void Importer::FileCounters(const OpStats& r, schema::NodeStats* ns) const {
     records += rec;
     records_sq += rec * rec;
   }
-  if (!(records <= static_cast<double>(kMaxCount))) return;
+  if (!(records <= static_cast<double>(kMaxCount))) return false;
   ns->set_files_opened(files.size());
   ns->set_files_completed(files.size());
   ns->set_completed_file_bytes(static_cast<int64_t>(total));
   ns->set_completed_file_bytes_sq(bytes_sq);
   ns->set_completed_file_records(static_cast<int64_t>(records));
   ns->set_completed_file_records_sq(records_sq);
+  return true;
 }
 
 StatusOr<schema::Snapshot> Importer::Counters(bool use_clock) const {

@@ -356,6 +356,44 @@ TEST_CASE("PipelineSnapshot: dumps of one run must agree", "[import][snapshot][b
   }
 }
 
+bool HasNote(const schema::Trace& t, const std::string& part) {
+  for (const auto& n : t.header().imported().notes()) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST_CASE("PipelineSnapshot: autotuned or missing constants come from the counters, with a note",
+          "[import][snapshot]") {
+  PipelineSnapshot a = FromText("run_a.pbtxt");
+  for (auto& n : *a.mutable_graph()->mutable_node()) {
+    if (n.name() == "Const/_13" || n.name() == "Const/_2") {
+      (*n.mutable_attr())["value"].mutable_tensor()->set_int64_val(0, -1);  // AUTOTUNE
+    }
+    if (n.name() == "Const/_10") n.clear_attr();  // a placeholder, not a constant
+  }
+  auto t = ImportDumps({Input("a.pb", a)}, {});
+  REQUIRE(t.ok());
+  const auto& p = t->header().program();
+  CHECK(NodeNamed(p, "Prefetch.14").prefetch().buffer_size() == 2);  // the largest it held
+  CHECK(NodeNamed(p, "ParallelInterleaveV4.7").interleave().cycle_length() == 2);  // its parallelism
+  CHECK(NodeNamed(p, "BatchV2.12").batch().batch_size() == 32);  // 80,000 elements / 2,500 batches
+  CHECK(HasNote(*t, "the buffer of 'Prefetch.14' was autotuned; taken as 2"));
+  CHECK(HasNote(*t, "the cycle_length of 'ParallelInterleaveV4.7' was autotuned"));
+  CHECK(HasNote(*t, "the batch size of 'BatchV2.12' is not a constant in the graph; taken as 32"));
+}
+
+TEST_CASE("PipelineSnapshot: without file sizes the reader's cardinality is unknown, and said",
+          "[import][snapshot]") {
+  PipelineSnapshot a = FromText("run_a.pbtxt");
+  a.mutable_ctx_info()->clear_file_sizes();
+  auto t = ImportDumps({Input("a.pb", a)}, {});
+  REQUIRE(t.ok());
+  CHECK_FALSE(t->header().imported().file_sizes_known());
+  CHECK(StatsNamed(t->snapshots(0), "TFRecordDataset").files_completed() == 0);
+  CHECK(HasNote(*t, "the dump lists no file sizes"));
+}
+
 TEST_CASE("PipelineSnapshot: ops plumber has no op for stay, as opaque nodes", "[import][snapshot]") {
   PipelineSnapshot a = FromText("run_a.pbtxt");
   for (auto& n : *a.mutable_graph()->mutable_node()) {
