@@ -138,6 +138,17 @@ std::string InputNode(std::string_view input) {
   return std::string(input.substr(0, input.find(':')));
 }
 
+// Names in a dump are bytes, not checked text: messages and notes that
+// quote them keep printable ASCII only, so the trace (whose strings must be
+// UTF-8) and the terminal get text.
+std::string Printable(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return out;
+}
+
 bool HasNoUnknownFields(const google::protobuf::Message& m) {
   return m.GetReflection()->GetUnknownFields(m).empty();
 }
@@ -180,7 +191,7 @@ class Importer {
   void FillMachine(schema::Machine* m) const;
 
  private:
-  Status Bad(const std::string& what) const { return Status::InvalidArgument(in_.path + ": " + what); }
+  Status Bad(const std::string& what) const { return Status::InvalidArgument(in_.path + ": " + Printable(what)); }
   const tfsnap::NodeDef& Def(const Op& op) const { return scopes_[op.scope].nodes->Get(op.node); }
   Status CheckNumbers();
   Status IndexScopes();
@@ -496,7 +507,7 @@ Status Importer::MakeNode(const Op& op, schema::Node* node) {
   const auto& def = Def(op);
   const TfType t = SplitType(def.op());
   node->set_name(op.name);
-  node->set_imported_type(t.type);
+  node->set_imported_type(Sanitize(t.type));
   for (int in : op.inputs) node->add_inputs(ops_[in].name);
   const OpStats* s = StatsOf(op);
   const int p = static_cast<int>(std::clamp<int64_t>(StatParallelism(s), 0, kMaxParallelism));
@@ -871,7 +882,7 @@ StatusOr<schema::Trace> ImportPipelineSnapshot(const std::vector<ImportInput>& i
   }
   std::set<std::string> seen;
   for (const auto& note : last.notes()) {
-    if (seen.insert(note).second) info->add_notes(note);
+    if (seen.insert(note).second) info->add_notes(Printable(note));
   }
   std::vector<std::optional<double>> seconds;
   for (const auto& imp : imports) {

@@ -394,6 +394,23 @@ TEST_CASE("PipelineSnapshot: without file sizes the reader's cardinality is unkn
   CHECK(HasNote(*t, "the dump lists no file sizes"));
 }
 
+TEST_CASE("PipelineSnapshot: names that are not text become printable in the trace", "[import][snapshot]") {
+  // Regression (fuzz/corpus/pipeline_snapshot_fuzz/regression-invalid-utf8-names):
+  // the dump's names are bytes; the trace's strings must be UTF-8.
+  PipelineSnapshot a = FromText("run_a.pbtxt");
+  for (auto& n : *a.mutable_graph()->mutable_node()) {
+    if (n.name() == "TensorSliceDataset/_1") n.set_op("Odd\xff" "Dataset");
+  }
+  a.add_stats()->set_name("\xfe\xff");
+  auto t = ImportDumps({Input("a.pb", a)}, {});
+  REQUIRE(t.ok());
+  CHECK(NodeNamed(t->header().program(), "Odd..1").imported_type() == "Odd.");
+  CHECK(HasNote(*t, "left out: '?" "?'"));
+  schema::Trace again;
+  REQUIRE(again.ParseFromString(t->SerializeAsString()));
+  CHECK(again.SerializeAsString() == t->SerializeAsString());
+}
+
 TEST_CASE("PipelineSnapshot: ops plumber has no op for stay, as opaque nodes", "[import][snapshot]") {
   PipelineSnapshot a = FromText("run_a.pbtxt");
   for (auto& n : *a.mutable_graph()->mutable_node()) {
