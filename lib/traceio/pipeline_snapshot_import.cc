@@ -212,6 +212,7 @@ class Importer {
   std::vector<Kind> kinds_;                   // per op
   std::map<std::pair<int, int>, int> op_of_;  // (scope, node) -> op
   std::set<std::string> names_;
+  std::unordered_map<std::string, int> next_suffix_;
   schema::Pipeline program_;
   std::vector<std::string> notes_;
   std::vector<int> readers_;
@@ -405,8 +406,12 @@ std::string Importer::UniqueName(const tfsnap::NodeDef& def, const std::string& 
   }
   base = Sanitize(base);
   if (base.empty()) base = "op";
+  // Each base remembers its last suffix, so that many clashing names (a
+  // crafted dump) stay linear.
   std::string name = base;
-  for (int k = 2; names_.count(name); ++k) name = base + "." + std::to_string(k);
+  int& k = next_suffix_[base];
+  if (k < 2) k = 2;
+  while (names_.count(name)) name = base + "." + std::to_string(k++);
   names_.insert(name);
   return name;
 }
