@@ -130,6 +130,11 @@ void Modeler::Imported() {
         "remote calls, locks) counts as busy, so every CPU figure here is an upper bound, the CPU bound a lower "
         "one, and threads (num_parallel_calls) are sized on that service time");
   }
+  if (info.thread_cpu() && !t_.header.wait_traced()) {
+    limits.push_back("the source records thread CPU but not the time a node waits (storage, remote calls): "
+                     "waiting reads as free, so the model counts CPU only and may put more on cores than threads "
+                     "can deliver");
+  }
   if (!info.window_known()) {
     limits.push_back("the time the counters cover is unknown: no observed throughput, bandwidth or cores used "
                      "(give two dumps of the same run, or --window SECONDS)");
