@@ -277,7 +277,8 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   if (request.worker_memory_bytes) command += " --mem " + std::to_string(*request.worker_memory_bytes);
   if (p.sharding == ShardingPolicy::kDynamic) command += " --no-cache";
   std::string rewrite =
-      "each worker runs the pipeline with the parallelism plumber plans for it (`" + command + "` writes it)";
+      "each worker runs the pipeline with the parallelism plumber plans for it (`" + command + "` " +
+      (worker.imported_from.empty() ? "writes it" : "gives the tf.data edits") + ")";
   if (p.worker_as_traced_rate && *p.worker_as_traced_rate > 0 &&
       *p.worker_as_traced_rate < p.sizing.worker_rate * (1 - 1e-6)) {
     const double as_traced_workers = std::ceil(request.target / *p.worker_as_traced_rate * (1 - 1e-9));
