@@ -271,6 +271,11 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
                           units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
                           (p.worker_overridden ? "as --worker-cores/--worker-mem give" : "the machine of the trace") +
                           ")");
+  if (worker.cpu_is_wall_time) {
+    p.assumptions.push_back(
+        "the trace's CPU figures are tf.data's wall time in each node's own work (CPU plus waiting): the rate per "
+        "worker is a lower bound, so the number of workers an upper one");
+  }
   // The plan's rate needs the plan's parallelism; the pipeline as the user
   // runs it today may be far slower, and would need more workers.
   std::string command = "plumber rewrite " + worker.source + " --cores " + std::to_string(p.worker_cores);
