@@ -11,9 +11,12 @@
 namespace plumber::cli {
 
 void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags) {
-  app.add_option("TRACE", flags->trace, "Trace to analyse (binary or JSON)")->required();
+  app.add_option("TRACE", flags->trace,
+                 "Trace to analyse (binary or JSON), or a tf.data model dump or PipelineSnapshot (imported)")
+      ->required();
   app.add_option("--window", flags->window,
-                 "START:END in seconds since the run began (default: after warm-up to the end)");
+                 "START:END in seconds since the run began (default: after warm-up to the end); for an imported "
+                 "dump, SECONDS: the time its counters cover");
   app.add_option("--cores", flags->cores, "Cores to plan for (default: the traced machine's)")
       ->check(CLI::PositiveNumber);
   app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)");

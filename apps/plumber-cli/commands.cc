@@ -13,6 +13,7 @@ Handler SetupDemo(CLI::App& app);
 Handler SetupDiff(CLI::App& app);
 Handler SetupGen(CLI::App& app);
 Handler SetupHelp(CLI::App& app);
+Handler SetupImport(CLI::App& app);
 Handler SetupOptimize(CLI::App& app);
 Handler SetupProvision(CLI::App& app);
 Handler SetupRank(CLI::App& app);
@@ -31,6 +32,7 @@ constexpr std::array kCommands = {
     Command{"diff", "What changed between two traces or two pipelines", &SetupDiff},
     Command{"gen", "Write test data (TFRecord images or text) for pipelines", &SetupGen},
     Command{"help", "Show the manual page of plumber or of a subcommand", &SetupHelp},
+    Command{"import", "Turn tf.data model dumps or Plumber PipelineSnapshots into a plumber trace", &SetupImport},
     Command{"optimize", "Trace, rewrite and re-run a pipeline until it stops getting faster", &SetupOptimize},
     Command{"provision", "Least-cost cores, memory and bandwidth that reach a target rate", &SetupProvision},
     Command{"rank", "Rank a trace's nodes by parallelism-scaled rate, slowest first", &SetupRank},

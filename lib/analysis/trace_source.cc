@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "base/units.h"
+#include "traceio/import.h"
 #include "traceio/trace_io.h"
 
 namespace plumber::analysis {
@@ -54,6 +55,10 @@ StatusOr<LoadedTrace> Start(schema::TraceHeader header, const std::string& sourc
 
 StatusOr<LoadedTrace> LoadTrace(const schema::Trace& trace, const WindowSpec& window, const std::string& source) {
   if (!trace.has_header()) return Status::InvalidArgument(source + ": the trace has no header");
+  if (window.span_seconds && !trace.header().has_imported()) {
+    return Status::InvalidArgument(source + ": --window SECONDS (a span) is for imported dumps; a trace of plumber "
+                                            "run takes --window START:END");
+  }
   WindowSelector selector(window, trace.header().options().warmup_seconds(), NodeNames(trace.header()));
   for (const auto& s : trace.snapshots()) {
     schema::Snapshot copy = s;
@@ -83,12 +88,26 @@ StatusOr<LoadedTrace> LoadTraceFile(Env* env, const std::string& path, const Win
     }
     TraceReadReport report;
     PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path, size));
+    if (DetectImportFormat(bytes) != ImportFormat::kNone) {
+      ImportInput in{path, std::move(bytes), std::nullopt};
+      if (auto mtime = env->GetModificationTime(path); mtime.ok()) in.mtime_seconds = *mtime;
+      PLUMBER_ASSIGN_OR_RETURN(schema::Trace trace, ImportDumps({std::move(in)}, ImportOptions{window.span_seconds}));
+      PLUMBER_RETURN_IF_ERROR(CheckModelFits(trace.header(), budget, path));
+      // The import placed the dump in time; the span is spent.
+      WindowSpec rest = window;
+      rest.span_seconds.reset();
+      return LoadTrace(trace, rest, path);
+    }
     if (!IsTraceContent(bytes)) {
       return Status::InvalidArgument(path + ": this is a pipeline definition, not a trace (plumber run makes a trace)");
     }
     PLUMBER_ASSIGN_OR_RETURN(schema::Trace trace, ParseTrace(bytes, path, &report));
     PLUMBER_RETURN_IF_ERROR(CheckModelFits(trace.header(), budget, path));
     return LoadTrace(trace, window, path);
+  }
+  if (window.span_seconds) {
+    return Status::InvalidArgument(path + ": --window SECONDS (a span) is for imported dumps; a trace of plumber run "
+                                          "takes --window START:END");
   }
   // Binary: stream, keeping only the window's bounding snapshots.
   PLUMBER_ASSIGN_OR_RETURN(auto reader, TraceFileReader::Open(env, path, budget / kBinaryBytesPerRecordByte));

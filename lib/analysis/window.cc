@@ -50,10 +50,17 @@ std::vector<NodeWindow> ResolveNodeWindows(const SelectedWindow& window, const P
 
 StatusOr<WindowSpec> ParseWindowSpec(std::string_view text) {
   const size_t colon = text.find(':');
-  if (colon == std::string_view::npos) {
-    return Status::InvalidArgument("--window '" + std::string(text) + "': expected START:END in seconds, e.g. 2:10");
-  }
   WindowSpec spec;
+  if (colon == std::string_view::npos) {
+    auto span = units::ParseSeconds(text);
+    if (!span.ok() || !(*span > 0)) {
+      return Status::InvalidArgument("--window '" + std::string(text) +
+                                     "': expected START:END in seconds, e.g. 2:10, or, for an imported dump, the "
+                                     "positive time its counters cover, e.g. 30s");
+    }
+    spec.span_seconds = *span;
+    return spec;
+  }
   const std::string_view a = text.substr(0, colon);
   const std::string_view b = text.substr(colon + 1);
   if (!a.empty()) {

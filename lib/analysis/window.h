@@ -19,12 +19,16 @@
 namespace plumber::analysis {
 
 // `--window START:END` in seconds since the run began; either end optional.
+// `--window SECONDS` (no colon) is for imported dumps instead: the time
+// their counters cover (import.h).
 struct WindowSpec {
   std::optional<double> start_seconds;
   std::optional<double> end_seconds;
+  std::optional<double> span_seconds;
 };
 
-// Parses "START:END", "START:" or ":END" (seconds, units allowed: "2s:1m").
+// Parses "START:END", "START:" or ":END" (seconds, units allowed: "2s:1m"),
+// or a bare "SECONDS" (a span, for imported dumps).
 StatusOr<WindowSpec> ParseWindowSpec(std::string_view text);
 
 // The two snapshots that bound the window. `start` is null when the window

@@ -11,6 +11,7 @@
 #include "base/number_format.h"
 #include "base/units.h"
 #include "traceio/format.h"
+#include "traceio/import.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
 
@@ -139,7 +140,7 @@ StatusOr<Diff> DiffFiles(Env* env, const std::string& a, const std::string& b, s
   auto load = [&](const std::string& path) -> StatusOr<Side> {
     Side s;
     PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path));
-    if (IsTraceContent(bytes)) {
+    if (IsTraceOrDump(bytes)) {
       s.trace = true;
       PLUMBER_ASSIGN_OR_RETURN(auto report, analysis::AnalyzeTraceFile(env, path, {}));
       s.program = report.program_graph().program();

@@ -8,6 +8,7 @@
 #include "traceio/import_time.h"
 #include "traceio/pipeline_snapshot_import.h"
 #include "traceio/tf_model_import.h"
+#include "traceio/trace_io.h"
 
 namespace plumber {
 namespace {
@@ -32,6 +33,10 @@ ImportFormat DetectImportFormat(std::string_view bytes) {
   if (LooksLikePipelineSnapshot(bytes)) return ImportFormat::kPipelineSnapshot;
   if (LooksLikeTfModel(bytes)) return ImportFormat::kTfModel;
   return ImportFormat::kNone;
+}
+
+bool IsTraceOrDump(std::string_view bytes) {
+  return IsTraceContent(bytes) || DetectImportFormat(bytes) != ImportFormat::kNone;
 }
 
 StatusOr<schema::Trace> ImportDumps(const std::vector<ImportInput>& inputs, const ImportOptions& options) {

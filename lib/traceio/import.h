@@ -45,6 +45,10 @@ struct ImportOptions {
 // including plumber's own traces and pipelines.
 ImportFormat DetectImportFormat(std::string_view bytes);
 
+// A plumber trace or a dump an importer reads: what analyze, diff and check
+// accept.
+bool IsTraceOrDump(std::string_view bytes);
+
 // Imports dumps of one run, in the order they were taken (all of one
 // format). Errors (InvalidArgument) name the file and the place: a wrong
 // enum value, a missing output node, a cycle, a repeated id, a count or
