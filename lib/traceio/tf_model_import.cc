@@ -42,6 +42,24 @@ struct TypeMapping {
   bool one_at_a_time = false;
 };
 
+// *a += b; true on overflow (then *a is unchanged).
+bool Add(int64_t* a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(*a, b, &sum)) return true;
+  *a = sum;
+  return false;
+}
+
+// The estimate of a reader's storage bytes: payload plus framing per
+// record, saturating (it is an estimate, and must not wrap).
+int64_t PlusPerRecord(int64_t bytes, int64_t records, int64_t framing) {
+  int64_t extra = 0, sum = 0;
+  if (__builtin_mul_overflow(records, framing, &extra) || __builtin_add_overflow(bytes, extra, &sum)) {
+    return INT64_MAX;
+  }
+  return sum;
+}
+
 bool StartsWith(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
 TypeMapping MapType(const std::string& t) {
@@ -223,17 +241,15 @@ class Importer {
       p.parameters = n.parameters;
       PlaceStats& s = stats_[d][key];
       s.present = true;
-      s.num_elements += n.num_elements;
-      s.bytes_produced += n.bytes_produced;
-      s.bytes_consumed += n.bytes_consumed;
-      s.processing_ns += n.processing_time_ns;
-      s.buffered_elements += n.buffered_elements;
-      s.buffered_bytes += n.buffered_bytes;
+      // Each term is range-checked, but copies and inputs add up: checked.
+      bool overflow = Add(&s.num_elements, n.num_elements) || Add(&s.bytes_produced, n.bytes_produced) ||
+                      Add(&s.bytes_consumed, n.bytes_consumed) || Add(&s.processing_ns, n.processing_time_ns) ||
+                      Add(&s.buffered_elements, n.buffered_elements) || Add(&s.buffered_bytes, n.buffered_bytes);
       s.parameters = n.parameters;
       size_t open = 0;
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const tfmodel::Node& in = m.nodes.at(n.inputs[k]);
-        s.consumed += in.num_elements;
+        overflow = overflow || Add(&s.consumed, in.num_elements);
         std::string child;
         if (p.mapping.kind == Kind::kInterleave && k >= 1) {
           child = key + ".f";
@@ -247,8 +263,10 @@ class Importer {
         todo.emplace_back(n.inputs[k], child);
       }
       p.max_open = std::max(p.max_open, open);
-      // Sums of up to 2^53 over at most 100000 nodes and a few dumps stay
-      // far inside int64; the analysis reads them as doubles.
+      if (overflow) {
+        return Status::InvalidArgument(path + ": node id " + std::to_string(id) + " (" + n.type +
+                                       "): its counters summed with its inputs' or other copies' pass 2^63");
+      }
     }
     return Status::OK();
   }
@@ -533,8 +551,8 @@ class Importer {
       }
       s->set_buffer_peak_fill(ps.buffered_elements);
       s->set_peak_buffered_bytes(ps.buffered_bytes);
-      if (node.has_tfrecord()) s->set_storage_bytes_read(ps.bytes_produced + 16 * ps.num_elements);
-      if (node.has_text_line()) s->set_storage_bytes_read(ps.bytes_produced + ps.num_elements);
+      if (node.has_tfrecord()) s->set_storage_bytes_read(PlusPerRecord(ps.bytes_produced, ps.num_elements, 16));
+      if (node.has_text_line()) s->set_storage_bytes_read(PlusPerRecord(ps.bytes_produced, ps.num_elements, 1));
       if (p.key == "r") snap->mutable_root()->set_next_calls(ps.num_elements);
     }
   }

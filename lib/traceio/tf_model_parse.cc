@@ -157,9 +157,14 @@ class Checker {
     }
     return Status::OK();
   }
+  // Times may pass 2^53 ns (104 days summed over a pool's threads) but not
+  // 2^60 (36 years), which keeps every sum the import makes inside int64.
   Status Time(const std::string& place, const char* field, int64_t v) const {
     if (v < 0) return Error(place, std::string("field '") + field + "' is a negative time (" + std::to_string(v) + " ns)");
-    return Count(place, field, v);
+    if (v > kMaxTimeNs) {
+      return Error(place, std::string("field '") + field + "' is " + std::to_string(v) + " ns, out of range (0 to 2^60)");
+    }
+    return Status::OK();
   }
 
  private:
@@ -176,6 +181,11 @@ StatusOr<Node> ReadNode(const ProtoNode& p, const Checker& c) {
   if (p.id() < 0 || p.id() > kMaxExact) return c.Error(at, "the id is out of range (0 to 2^53)");
   if (n.type.empty()) return c.Error(at, "field 'name' is empty (the iterator's type, e.g. \"ParallelMapV2\")");
   if (n.type.size() > 200) return c.Error(at, "field 'name' is longer than 200 bytes");
+  // TensorFlow's types are identifiers; anything else would only carry
+  // bytes a report or a JSON trace cannot hold.
+  for (unsigned char ch : n.type) {
+    if (ch < 0x20 || ch >= 0x7f) return c.Error(Checker::At(p.id(), ""), "field 'name' is not printable ASCII");
+  }
   PLUMBER_RETURN_IF_ERROR(c.Count(at, "buffered_bytes", p.buffered_bytes()));
   PLUMBER_RETURN_IF_ERROR(c.Count(at, "buffered_elements", p.buffered_elements()));
   PLUMBER_RETURN_IF_ERROR(c.Count(at, "bytes_consumed", p.bytes_consumed()));
@@ -399,6 +409,7 @@ bool NestedLike(std::string_view text) {
 
 bool Detect(std::string_view bytes) {
   if (LooksLikeBinaryTrace(bytes) && bytes.size() >= 8) return false;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) return false;  // protobuf's limit
   if (IsText(bytes)) return IsTopLevelName(FirstToken(bytes));
   MapModel map;
   if (map.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && MapFits(map)) return MapNamed(map);

@@ -19,6 +19,8 @@ namespace plumber::tfmodel {
 // The largest count or id accepted: beyond it a double (as the analysis
 // computes) no longer holds every integer.
 inline constexpr int64_t kMaxExact = int64_t{1} << 53;
+// The longest time accepted, ns: 36 years of one node's threads.
+inline constexpr int64_t kMaxTimeNs = int64_t{1} << 60;
 // More nodes than any real pipeline has; a guard against crafted files.
 inline constexpr size_t kMaxNodes = 100000;
 

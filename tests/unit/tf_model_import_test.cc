@@ -427,6 +427,24 @@ TEST_CASE("bad binary dumps are refused with the place, never trusted", "[tf_mod
   m = good();
   m.mutable_nodes(1)->mutable_value()->set_processing_time(-1);
   CHECK(ImportError("m.pb", bytes(m)).message().find("negative time") != std::string::npos);
+  m = good();
+  m.mutable_nodes(1)->mutable_value()->set_processing_time(INT64_MAX);
+  CHECK(ImportError("n.pb", bytes(m)).message().find("out of range (0 to 2^60)") != std::string::npos);
+  m = good();
+  m.mutable_nodes(1)->mutable_value()->set_name("Map\x01");
+  CHECK(ImportError("o.pb", bytes(m)).message().find("not printable ASCII") != std::string::npos);
+  // Copies of a function whose counters sum past int64 are refused, not wrapped.
+  m = good();
+  m.mutable_nodes(1)->mutable_value()->set_name("FlatMap");
+  for (int64_t id = 3; id < 40; ++id) {
+    m.mutable_nodes(1)->mutable_value()->add_inputs(id);
+    auto* e = m.add_nodes();
+    e->set_key(id);
+    e->mutable_value()->set_id(id);
+    e->mutable_value()->set_name("TFRecord");
+    e->mutable_value()->set_processing_time(int64_t{1} << 60);
+  }
+  CHECK(ImportError("p.pb", bytes(m)).message().find("pass 2^63") != std::string::npos);
   // Truncated at every byte: an error or a smaller model, never a crash.
   const std::string whole = bytes(good());
   for (size_t n = 0; n < whole.size(); ++n) (void)ImportTfModel({{"t.pb", whole.substr(0, n), std::nullopt}}, {});
