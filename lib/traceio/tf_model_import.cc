@@ -505,13 +505,16 @@ class Importer {
                       (models_.size() > 1 ? "the latest dump" : "the dump") + " records (gap_times, microseconds)");
       break;
     }
-    bool readers = false;
+    bool tfrecord = false, text = false;
     for (const auto& [key, p] : places_) {
-      readers = readers || p.mapping.kind == Kind::kTfrecord || p.mapping.kind == Kind::kTextLine;
+      tfrecord = tfrecord || p.mapping.kind == Kind::kTfrecord;
+      text = text || p.mapping.kind == Kind::kTextLine;
     }
-    if (readers) {
-      info->add_notes("storage bytes read are estimated from the readers' bytes produced: TFRecord adds 16 bytes of "
-                      "framing per record, text lines one newline each; compression and file sizes are unknown");
+    if (tfrecord || text) {
+      std::string how = tfrecord ? "TFRecord records plus 16 bytes of framing each" : "";
+      if (text) how += std::string(tfrecord ? ", " : "") + "text lines plus one newline each";
+      info->add_notes("storage bytes read are estimated from the readers' bytes produced (" + how +
+                      "); compression and file sizes are unknown");
     }
     info->add_notes("buffer fills are as at each dump, not peaks");
     if (!opaque_types_.empty()) {

@@ -168,7 +168,7 @@ TEST_CASE("nested form: program, counters and what the source could not tell", "
   CHECK(info.cpu_budget() == 8);
   CHECK(info.ram_budget_bytes() == 4294967296);
   CHECK(HasNote(t, "autotune's cpu_budget"));
-  CHECK(HasNote(t, "16 bytes of framing"));
+  CHECK(HasNote(t, "16 bytes of framing each)"));
   CHECK(HasNote(t, "not throughput"));  // one dump, no --window
 
   const schema::Trace b = Import({"nested_tf26.pb"});
