@@ -218,8 +218,19 @@ StatusOr<Node> ReadNode(const ProtoNode& p, const Checker& c) {
   return n;
 }
 
+// A named node takes at least 11 bytes in binary (entry, key, id, a
+// one-letter name) and more in text: a file claiming more nodes than an
+// eighth of its size is crafted.
+Status CheckNodeCount(size_t n, size_t bytes, const Checker& c) {
+  if (n > kMaxNodes || n > bytes / 8 + 1) {
+    return c.Error("nodes", std::to_string(n) + " nodes is too many for a file of " + std::to_string(bytes) + " bytes");
+  }
+  return Status::OK();
+}
+
 // The map form, entry by entry.
-StatusOr<Model> FromMap(const MapModel& m, const Checker& c) {
+StatusOr<Model> FromMap(const MapModel& m, size_t bytes, const Checker& c) {
+  PLUMBER_RETURN_IF_ERROR(CheckNodeCount(static_cast<size_t>(m.nodes_size()), bytes, c));
   Model out;
   out.form = Form::kMap;
   for (int i = 0; i < m.nodes_size(); ++i) {
@@ -260,7 +271,7 @@ StatusOr<Model> FromMap(const MapModel& m, const Checker& c) {
 }
 
 // The nested form, flattened without recursion.
-StatusOr<Model> FromNested(const NestedModel& m, const Checker& c) {
+StatusOr<Model> FromNested(const NestedModel& m, size_t bytes, const Checker& c) {
   Model out;
   out.form = Form::kNested;
   if (!m.has_output()) return c.Error("output", "the model has no output node");
@@ -276,7 +287,7 @@ StatusOr<Model> FromNested(const NestedModel& m, const Checker& c) {
     }
     const int64_t id = n.id;
     if (!out.nodes.emplace(id, std::move(n)).second) return c.Error(Checker::At(id, p->name()), "the id appears twice");
-    if (out.nodes.size() > kMaxNodes) break;  // reported by CheckTree
+    PLUMBER_RETURN_IF_ERROR(CheckNodeCount(out.nodes.size(), bytes, c));
   }
   if (m.has_optimization_params()) {
     const auto& o = m.optimization_params();
@@ -298,10 +309,7 @@ StatusOr<Model> FromNested(const NestedModel& m, const Checker& c) {
 Status CheckTree(const Model& m, size_t bytes, const Checker& c) {
   const size_t n = m.nodes.size();
   if (n == 0) return c.Error("nodes", "the model has no nodes");
-  // A node takes at least 4 bytes in binary and far more in text.
-  if (n > kMaxNodes || n > bytes / 4 + 1) {
-    return c.Error("nodes", std::to_string(n) + " nodes is too many for a file of " + std::to_string(bytes) + " bytes");
-  }
+  PLUMBER_RETURN_IF_ERROR(CheckNodeCount(n, bytes, c));
   if (m.has_optimization_params) {
     if (m.cpu_budget < 0 || m.cpu_budget > 1'000'000) {
       return c.Error("optimization_params", "field 'cpu_budget' is " + std::to_string(m.cpu_budget) +
@@ -429,9 +437,9 @@ StatusOr<Model> Parse(std::string_view bytes, const std::string& path) {
     NestedModel nested;
     std::string map_error, nested_error;
     if (ParseText(bytes, &map, &map_error)) {
-      model = FromMap(map, c);
+      model = FromMap(map, bytes.size(), c);
     } else if (ParseText(bytes, &nested, &nested_error)) {
-      model = FromNested(nested, c);
+      model = FromNested(nested, bytes.size(), c);
     } else {
       // Report the error of the form the text looks like.
       const bool nested_like = NestedLike(bytes);
@@ -446,9 +454,9 @@ StatusOr<Model> Parse(std::string_view bytes, const std::string& path) {
     MapModel map;
     NestedModel nested;
     if (map.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && MapFits(map)) {
-      model = FromMap(map, c);
+      model = FromMap(map, bytes.size(), c);
     } else if (nested.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && NestedFits(nested)) {
-      model = FromNested(nested, c);
+      model = FromNested(nested, bytes.size(), c);
     } else {
       return c.Error("binary", "not a tf.data model dump (a ModelProto of neither the map nor the nested form)");
     }

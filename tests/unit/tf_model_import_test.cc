@@ -445,6 +445,10 @@ TEST_CASE("bad binary dumps are refused with the place, never trusted", "[tf_mod
     e->mutable_value()->set_processing_time(int64_t{1} << 60);
   }
   CHECK(ImportError("p.pb", bytes(m)).message().find("pass 2^63") != std::string::npos);
+  // Many entries holding empty nodes: more than a file that size can hold.
+  std::string crafted;
+  for (int i = 0; i < 500; ++i) crafted += std::string("\x0a\x02\x12\x00", 4);
+  CHECK(ImportError("q.pb", crafted).message().find("too many for a file of 2000 bytes") != std::string::npos);
   // Truncated at every byte: an error or a smaller model, never a crash.
   const std::string whole = bytes(good());
   for (size_t n = 0; n < whole.size(); ++n) (void)ImportTfModel({{"t.pb", whole.substr(0, n), std::nullopt}}, {});
