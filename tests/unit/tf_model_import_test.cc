@@ -453,3 +453,91 @@ TEST_CASE("bad binary dumps are refused with the place, never trusted", "[tf_mod
   const std::string whole = bytes(good());
   for (size_t n = 0; n < whole.size(); ++n) (void)ImportTfModel({{"t.pb", whole.substr(0, n), std::nullopt}}, {});
 }
+
+namespace {
+
+// A map-form dump from (id, type, num_elements, inputs) rows; the output is
+// the first row.
+struct Row {
+  int64_t id;
+  const char* type;
+  int64_t elements;
+  std::vector<int64_t> inputs;
+};
+
+std::string MapDump(const std::vector<Row>& rows) {
+  tfmodel::ModelProto m;
+  for (const auto& r : rows) {
+    auto* e = m.add_nodes();
+    e->set_key(r.id);
+    e->mutable_value()->set_id(r.id);
+    e->mutable_value()->set_name(r.type);
+    e->mutable_value()->set_num_elements(r.elements);
+    e->mutable_value()->set_processing_time(r.elements * 1000);
+    for (int64_t in : r.inputs) e->mutable_value()->add_inputs(in);
+  }
+  m.set_output(rows.front().id);
+  std::string s;
+  REQUIRE(m.SerializeToString(&s));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("FlatMap is an interleave of one; an interleave with nothing open gets a stand-in function",
+          "[tf_model]") {
+  auto flat = ImportTfModel({{"f.pb", MapDump({{1, "Root", 10, {2}}, {2, "FlatMap", 10, {3, 4}},
+                                               {3, "TensorSlice", 1, {}}, {4, "TextLine", 10, {}}}),
+                              std::nullopt}},
+                            {});
+  REQUIRE(flat.ok());
+  const auto& fm = ProgramNode(*flat, "FlatMap.2");
+  CHECK(fm.op() == "interleave");
+  CHECK(fm.interleave().cycle_length() == 1);
+  CHECK(fm.interleave().function() == "TextLine.4");
+
+  auto closed = ImportTfModel(
+      {{"g.pb", MapDump({{1, "Root", 10, {2}}, {2, "Interleave", 10, {3}}, {3, "TensorSlice", 2, {}}}), std::nullopt}},
+      {});
+  REQUIRE(closed.ok());
+  const auto& il = ProgramNode(*closed, "Interleave.2");
+  CHECK(il.interleave().function() == "Interleave.2.function");
+  CHECK(ProgramNode(*closed, "Interleave.2.function").op() == "opaque");
+  CHECK(HasNote(*closed, "no input open in any dump"));
+  CHECK(ProgramGraph::Build(closed->header().program(), "g").ok());
+}
+
+TEST_CASE("across dumps a function's copies change ids but keep their place", "[tf_model]") {
+  // First dump: files 10 and 11 open; second: 11 finished (TensorFlow
+  // dropped it) and 12 opened. One program; the function's counters sum
+  // the copies open at each dump, and go down when a long one finished.
+  const std::string a = MapDump({{1, "Root", 10, {2}}, {2, "ParallelInterleaveV4", 10, {3, 10, 11}},
+                                 {3, "TensorSlice", 2, {}}, {10, "TFRecord", 4, {}}, {11, "TFRecord", 6, {}}});
+  const std::string b = MapDump({{1, "Root", 30, {2}}, {2, "ParallelInterleaveV4", 30, {3, 10, 12}},
+                                 {3, "TensorSlice", 3, {}}, {10, "TFRecord", 5, {}}, {12, "TFRecord", 1, {}}});
+  ImportOptions options;
+  options.window_seconds = 2.0;
+  auto t = ImportTfModel({{"a.pb", a, std::nullopt}, {"b.pb", b, std::nullopt}}, options);
+  REQUIRE(t.ok());
+  CHECK(t->header().program().nodes_size() == 4);
+  CHECK(Stats(*t, 0, "TFRecord.10").elements_produced() == 10);
+  CHECK(Stats(*t, 1, "TFRecord.10").elements_produced() == 6);
+  CHECK(HasNote(*t, "TFRecord.10: counters go down from a.pb to b.pb"));
+  CHECK(ProgramNode(*t, "ParallelInterleaveV4.2").interleave().cycle_length() == 2);  // most open at once
+  CHECK(HasNote(*t, "no cycle_length; taken as 2"));
+  // A node only one dump has is zero in the other.
+  const std::string c = MapDump({{1, "Root", 40, {2}}, {2, "ParallelInterleaveV4", 40, {3}}, {3, "TensorSlice", 4, {}}});
+  auto u = ImportTfModel({{"a.pb", a, std::nullopt}, {"c.pb", c, std::nullopt}}, options);
+  REQUIRE(u.ok());
+  CHECK(Stats(*u, 1, "TFRecord.10").elements_produced() == 0);
+}
+
+TEST_CASE("a known type with inputs its op does not take stays opaque", "[tf_model]") {
+  auto t = ImportTfModel({{"m.pb", MapDump({{1, "Map", 10, {2, 3}}, {2, "Range", 10, {}}, {3, "Range", 10, {}}}),
+                           std::nullopt}},
+                         {});
+  REQUIRE(t.ok());
+  CHECK(ProgramNode(*t, "Map.1").op() == "opaque");
+  CHECK(ProgramNode(*t, "Map.1").imported_type() == "Map");
+  CHECK(HasNote(*t, "kept as an opaque node"));
+}
