@@ -3,9 +3,9 @@
 // file rebuilds one program from all of them and writes one snapshot each.
 //
 // A node of the program is identified by its place in the tree, not by its
-// TensorFlow id: the path of input positions from the output, where every
+// TensorFlow id: its parent's place and its input position, where every
 // input of an interleave after the first (one per open input dataset, each
-// a fresh copy of the function with fresh ids) shares one place, ".f". So
+// a fresh copy of the function with fresh ids) shares one place, "f". So
 // the copies of an interleave's function fold into one function subtree
 // with summed counters, as plumber's own traces count them, and the same
 // program comes out of every dump of a run even as inputs open and close.
@@ -120,7 +120,11 @@ struct PlaceStats {
 
 // One node of the rebuilt program.
 struct Place {
+  // The place's key (see Walk) and its number in the order first met.
   std::string key;
+  int index = 0;
+  // For a stand-in function: the key of its interleave.
+  std::string owner;
   std::string type;  // TensorFlow's; empty for a placeholder function
   int64_t first_id = 0;
   size_t first_dump = 0;
@@ -211,6 +215,11 @@ class Importer {
   }
 
  private:
+  // A child's key is its parent's number and its input position, or "f"
+  // for every copy of an interleave's function: short whatever the depth
+  // (a key spelling the whole path would grow quadratically on a chain).
+  static std::string FunctionKey(const Place& p) { return std::to_string(p.index) + ".f"; }
+
   // Places every node of dump d, breadth first from the output.
   Status Walk(size_t d) {
     const Model& m = models_[d];
@@ -224,6 +233,7 @@ class Importer {
       Place& p = it->second;
       if (fresh) {
         p.key = key;
+        p.index = static_cast<int>(order_.size());
         p.type = n.type;
         p.first_id = id;
         p.first_dump = d;
@@ -252,11 +262,11 @@ class Importer {
         overflow = overflow || Add(&s.consumed, in.num_elements);
         std::string child;
         if (p.mapping.kind == Kind::kInterleave && k >= 1) {
-          child = key + ".f";
+          child = FunctionKey(p);
           p.has_function = true;
           ++open;
         } else {
-          child = key + "." + std::to_string(k);
+          child = std::to_string(p.index) + "." + std::to_string(k);
           if (p.input_keys.size() <= k) p.input_keys.resize(k + 1);
           p.input_keys[k] = child;
         }
@@ -279,7 +289,9 @@ class Importer {
       Place& p = places_.at(key);
       if (p.mapping.kind != Kind::kInterleave || p.has_function) continue;
       Place f;
-      f.key = key + ".f";
+      f.key = FunctionKey(p);
+      f.index = static_cast<int>(order_.size());
+      f.owner = key;
       f.mapping = {Kind::kOpaque, false};
       f.first_id = p.first_id;
       places_.emplace(f.key, f);
@@ -296,7 +308,7 @@ class Importer {
     std::set<std::string> used;
     for (const auto& key : order_) {
       Place& p = places_.at(key);
-      std::string base = p.type.empty() ? places_.at(key.substr(0, key.size() - 2)).name + ".function"
+      std::string base = !p.owner.empty() ? places_.at(p.owner).name + ".function"
                                         : SafeType(p.type) + "." + std::to_string(p.first_id);
       std::string name = base;
       for (int i = 2; used.count(name); ++i) name = base + "_" + std::to_string(i);
@@ -357,7 +369,7 @@ class Importer {
     if (kind != Kind::kOpaque && (def == nullptr || ins < def->min_inputs || ins > def->max_inputs)) {
       notes_.push_back(p.name + " (" + p.type + ") has " + std::to_string(ins) + " input(s), which plumber's " +
                        OpName(kind) + " does not take: kept as an opaque node");
-      if (kind == Kind::kInterleave) n->add_inputs(places_.at(p.key + ".f").name);
+      if (kind == Kind::kInterleave) n->add_inputs(places_.at(FunctionKey(p)).name);
       kind = Kind::kOpaque;
     }
     n->set_op(OpName(kind));
@@ -413,7 +425,7 @@ class Importer {
       case Kind::kTextLine: n->mutable_text_line(); break;
       case Kind::kInterleave: {
         auto* il = n->mutable_interleave();
-        il->set_function(places_.at(p.key + ".f").name);
+        il->set_function(places_.at(FunctionKey(p)).name);
         int parallel = 1;
         if (p.mapping.parallel && parallelism) {
           PLUMBER_ASSIGN_OR_RETURN(parallel, Threads(p, "parallelism", *parallelism));
@@ -434,7 +446,7 @@ class Importer {
         if (p.mapping.parallel && parallelism) il->set_parallelism(parallel);
         if (p.max_open > 0) {
           notes_.push_back(p.name + ": its per-input datasets (up to " + std::to_string(p.max_open) +
-                           " open at once) are folded into one function, " + places_.at(p.key + ".f").name +
+                           " open at once) are folded into one function, " + places_.at(FunctionKey(p)).name +
                            ", with summed counters; TensorFlow's model holds only the inputs open at the dump, so "
                            "those already finished are missing from the function's counters");
         }

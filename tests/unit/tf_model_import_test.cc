@@ -541,3 +541,17 @@ TEST_CASE("a known type with inputs its op does not take stays opaque", "[tf_mod
   CHECK(ProgramNode(*t, "Map.1").imported_type() == "Map");
   CHECK(HasNote(*t, "kept as an opaque node"));
 }
+
+TEST_CASE("a deep chain imports in linear time", "[tf_model]") {
+  // Keys stay short whatever the depth; 20000 nested maps would take
+  // gigabytes if each node's key spelled its whole path.
+  std::vector<Row> rows;
+  for (int64_t id = 1; id <= 20000; ++id) {
+    rows.push_back({id, "Map", 5, id < 20000 ? std::vector<int64_t>{id + 1} : std::vector<int64_t>{}});
+  }
+  rows.back().type = "Range";
+  auto t = ImportTfModel({{"deep.pb", MapDump(rows), std::nullopt}}, {});
+  REQUIRE(t.ok());
+  CHECK(t->header().program().nodes_size() == 20000);
+  CHECK(t->header().program().output() == "Map.1");
+}
