@@ -327,13 +327,14 @@ TEST_CASE("detection claims model dumps only", "[tf_model]") {
   CHECK_FALSE(LooksLikeTfModel(unnamed));
 }
 
-TEST_CASE("bad text dumps name the file and the place", "[tf_model]") {
+TEST_CASE("bad dumps name the file and the place", "[tf_model]") {
   struct Case {
     const char* file;
     std::vector<std::string> parts;
   };
   const std::vector<Case> cases = {
       {"node_class.pbtxt", {"node id 2 (Prefetch)", "node_class", "9"}},
+      {"node_class.pb", {"node id 2 (Prefetch)", "node_class", "9"}},  // the same, encoded by protoc
       {"missing_output.pbtxt", {"output", "id 7 is not a node"}},
       {"cycle.pbtxt", {"cycle"}},
       {"repeated_id.pbtxt", {"node id 2", "appears twice"}},
