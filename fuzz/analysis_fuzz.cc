@@ -1,6 +1,6 @@
 // Fuzzes the analysis on strange traces: everything analyze, rank, rewrite
-// and provision do after reading (program graph, window, model, GLPK
-// programs, the rewriter, every report format).
+// and provision (one machine and --workers) do after reading (program
+// graph, window, model, GLPK programs, the rewriter, every report format).
 //
 // Input: one byte n, then n edits of three bytes each, then the trace (JSON,
 // or the raw protobuf encoding of a Trace, which lets the mutator reach odd
@@ -16,10 +16,12 @@
 
 #include "analysis/analyze.h"
 #include "analysis/plan.h"
+#include "analysis/service_plan.h"
 #include "pipeline/op_table.h"
 #include "report/analysis_format.h"
 #include "report/graph.h"
 #include "report/rewrite_format.h"
+#include "report/service_format.h"
 #include "rewrite/rewriter.h"
 #include "traceio/trace_io.h"
 
@@ -84,5 +86,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto rewritten = rewrite::Rewrite(*a);
   if (rewritten.ok()) (void)report::RewriteText(*rewritten, "fuzz", "");
   (void)analysis::PlanProvisioning(*a, 2 * *a->predicted_throughput, lp::ResourcePrices{});
+  analysis::ServiceRequest service;
+  service.target = 10 * *a->predicted_throughput;
+  service.worker_network_bytes_per_s = 1.25e9;
+  if (auto plan = analysis::PlanService(*a, *a, service); plan.ok()) {
+    (void)report::FormatServiceText("fuzz", *plan);
+    (void)report::FormatServiceJson("fuzz", *plan);
+  }
   return 0;
 }

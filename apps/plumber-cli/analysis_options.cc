@@ -1,4 +1,4 @@
-// Flag parsing shared by analyze and rank; see analysis_options.h.
+// Flag parsing shared by the subcommands that analyse a trace; see analysis_options.h.
 #include "analysis_options.h"
 
 #include <spdlog/spdlog.h>
@@ -30,7 +30,7 @@ void WarnAbout(const std::string& trace, const std::vector<std::string>& warning
   for (const auto& w : warnings) Warn(w.rfind(trace, 0) == 0 ? w : trace + ": " + w);
 }
 
-StatusOr<analysis::Analysis> RunAnalysis(const AnalysisFlags& flags, bool solve_programs) {
+StatusOr<analysis::AnalysisOptions> MakeAnalysisOptions(const AnalysisFlags& flags, bool solve_programs) {
   analysis::AnalysisOptions opt;
   opt.solve_programs = solve_programs;
   opt.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
@@ -53,6 +53,11 @@ StatusOr<analysis::Analysis> RunAnalysis(const AnalysisFlags& flags, bool solve_
     if (max == 0) return Status::InvalidArgument("--max-memory must be positive, got '" + flags.max_memory + "'");
     opt.max_memory_bytes = max;
   }
+  return opt;
+}
+
+StatusOr<analysis::Analysis> RunAnalysis(const AnalysisFlags& flags, bool solve_programs) {
+  PLUMBER_ASSIGN_OR_RETURN(analysis::AnalysisOptions opt, MakeAnalysisOptions(flags, solve_programs));
   return analysis::AnalyzeTraceFile(Env::Default(), flags.trace, opt);
 }
 

@@ -27,6 +27,10 @@ void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags);
 // Prints each warning of a report, naming the trace unless it already does.
 void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings);
 
+// The analysis options the flags ask for (what-ifs parsed with their units);
+// `solve_programs` as in analysis::AnalysisOptions.
+StatusOr<analysis::AnalysisOptions> MakeAnalysisOptions(const AnalysisFlags& flags, bool solve_programs = false);
+
 // Parses the flags and analyses the trace; `solve_programs` as in
 // analysis::AnalysisOptions.
 StatusOr<analysis::Analysis> RunAnalysis(const AnalysisFlags& flags, bool solve_programs = false);

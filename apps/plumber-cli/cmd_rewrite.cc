@@ -3,7 +3,8 @@
 // and writes the rewritten definition. With -o the pipeline goes to OUT
 // (atomically; JSON or binary by extension) and the report to stdout;
 // without it the pipeline JSON goes to stdout and the report, with
-// --explain, to stderr.
+// --explain, to stderr. An imported trace (tf.data) has no pipeline file:
+// the rewrite is printed as the tf.data edits to make instead.
 #include <sys/statvfs.h>
 
 #include <filesystem>
@@ -45,6 +46,11 @@ int RunRewrite(const RewriteFlags& f) {
   if (!encoding.ok()) return ReportError(encoding.status());
   auto report = RunAnalysis(f.analysis);
   if (!report.ok()) return ReportError(report.status());
+  if (!report->imported_from.empty() && !f.output.empty()) {
+    return ReportError(Status::InvalidArgument(
+        f.analysis.trace + ": imported from " + report->imported_from +
+        ": there is no pipeline file to rewrite; without -o, rewrite prints the edits to make in the tf.data code"));
+  }
   WarnAbout(f.analysis.trace, report->warnings);
   rewrite::RewriteOptions options;
   options.plan.allow_cache = !f.no_cache;
@@ -59,6 +65,14 @@ int RunRewrite(const RewriteFlags& f) {
   options.plan.file_cache_free_bytes = FreeBytes(dir);
   auto result = rewrite::Rewrite(*report, options);
   if (!result.ok()) return ReportError(result.status().WithContext(f.analysis.trace));
+  if (!report->imported_from.empty()) {
+    // No pipeline file to write: the user's code is Python. The advice is
+    // the edits to make there.
+    const auto advice = rewrite::TfDataAdvice(*report, *result);
+    std::cout << (f.format == "json" ? report::TfAdviceJson(*report, *result, advice)
+                                     : report::TfAdviceText(*report, *result, advice));
+    return kExitOk;
+  }
   const std::string text = f.format == "json" ? report::RewriteJson(*result, f.analysis.trace, f.output)
                                               : report::RewriteText(*result, f.analysis.trace, f.output);
   if (!f.output.empty()) {

@@ -63,6 +63,8 @@ const char* LimitName(Limit limit);
 struct NodeModel {
   std::string name;
   std::string op;
+  // The source's type of an imported node (Node.imported_type), else empty.
+  std::string imported_type;
   // Enclosing interleave when the node belongs to an interleave function.
   std::string interleave;
   int parallelism = 1;
@@ -93,7 +95,8 @@ struct NodeModel {
   // cores), fewer when their buffers would not fit in memory.
   double max_threads = 1;
   std::optional<double> rate_per_core;  // nullopt: unbounded (no CPU cost)
-  double cores_used = 0;
+  // CPU over the window's wall time; nullopt when that time is unknown.
+  std::optional<double> cores_used;
   std::optional<double> bytes_per_element;
   double disk_bytes_per_minibatch = 0;
   double cores_now = 1;
@@ -178,7 +181,9 @@ struct Analysis {
   double window_seconds = 0;
   int64_t minibatches = 0;
   int snapshots = 0;
-  double observed_throughput = 0;
+  // Minibatches/s over the window; nullopt when the time the counters cover
+  // is unknown (an imported dump without --window: ImportInfo.window_known).
+  std::optional<double> observed_throughput;
   // Mean wait of the consumer per Next call on the output, and the share of
   // the window spent waiting; nullopt when the trace has no root stats.
   std::optional<double> consumer_wait_seconds;
@@ -230,6 +235,14 @@ struct Analysis {
   std::optional<Plan> plan;
   std::vector<std::string> findings;
   std::vector<std::string> warnings;
+  // An imported trace (TraceHeader.imported): what it came from, and what
+  // that source could not tell, in plain language; every report states
+  // them. Empty for plumber's own traces.
+  std::string imported_from;
+  std::vector<std::string> source_limits;
+  // Imported from a source that records wall time, not thread CPU: each
+  // node's CPU figures are its service, an upper bound on its CPU.
+  bool cpu_is_wall_time = false;
 
   // The program graph it was computed from; an Analysis that came from
   // Analyze always has one.

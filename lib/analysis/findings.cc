@@ -12,24 +12,38 @@ namespace plumber::analysis {
 std::vector<std::string> WriteFindings(const Analysis& r) {
   std::vector<std::string> f;
   auto rate = [](double x) { return FormatNumber(x) + " minibatches/s"; };
-  f.push_back("Observed " + rate(r.observed_throughput) + " (" + std::to_string(r.minibatches) + " minibatches in " +
-              units::FormatSeconds(r.window_seconds) + ", from " + units::FormatSeconds(r.window_start_seconds) +
-              " to " + units::FormatSeconds(r.window_end_seconds) + ").");
+  // " (2.1x observed)", or nothing when the observed rate is unknown.
+  auto vs_observed = [&](double x) {
+    return r.observed_throughput && *r.observed_throughput > 0
+               ? " (" + FormatNumber(x / *r.observed_throughput) + "x observed)"
+               : std::string();
+  };
+  if (!r.imported_from.empty()) f.push_back("Imported from " + r.imported_from + ".");
+  if (r.observed_throughput) {
+    f.push_back("Observed " + rate(*r.observed_throughput) + " (" + std::to_string(r.minibatches) +
+                " minibatches in " + units::FormatSeconds(r.window_seconds) + ", from " +
+                units::FormatSeconds(r.window_start_seconds) + " to " + units::FormatSeconds(r.window_end_seconds) +
+                ").");
+  } else {
+    f.push_back("Throughput not observed: " + std::to_string(r.minibatches) +
+                " minibatches over a time the source does not record; costs are per minibatch.");
+  }
   if (r.consumer_wait_seconds) {
     // The paper counts a job input-bound once the mean wait per step passes
     // tens of microseconds.
     const bool stalled = *r.consumer_wait_seconds > 50e-6;
-    f.push_back("The consumer waited " + units::FormatSeconds(*r.consumer_wait_seconds) +
-                " per minibatch on average (" + FormatNumber(100 * *r.consumer_wait_fraction) + "% of the window): " +
-                (stalled ? "the input pipeline holds training back." : "the input pipeline keeps up."));
+    f.push_back("The consumer waited " + units::FormatSeconds(*r.consumer_wait_seconds) + " per minibatch on average" +
+                (r.consumer_wait_fraction ? " (" + FormatNumber(100 * *r.consumer_wait_fraction) + "% of the window)"
+                                          : std::string()) +
+                ": " + (stalled ? "the input pipeline holds training back." : "the input pipeline keeps up."));
   }
   if (const NodeModel* b = r.Find(r.bottleneck)) {
     f.push_back(b->name + " (" + b->op + ") is the bottleneck: as configured it keeps up with at most " +
                 rate(*b->scaled_rate) + "; limited by " + b->limit_text + ".");
   }
   if (r.as_traced.throughput) {
-    std::string s = "As configured it should run at " + rate(*r.as_traced.throughput) + " (" +
-                    FormatNumber(*r.as_traced.throughput / r.observed_throughput) + "x observed), held by ";
+    std::string s = "As configured it should run at " + rate(*r.as_traced.throughput) +
+                    vs_observed(*r.as_traced.throughput) + ", held by ";
     if (r.as_traced.limit == "threads") {
       const NodeModel* b = r.Find(r.as_traced.bottleneck);
       const GroupModel* g = b && b->group >= 0 ? &r.thread_groups[b->group] : nullptr;
@@ -98,8 +112,7 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
                 (r.predicted_limit == "disk"   ? "storage-bound"
                  : r.predicted_limit == "wait" ? "held by the threads its waiting stages may have"
                                                : "CPU-bound") +
-                " (" +
-                FormatNumber(*r.predicted_throughput / r.observed_throughput) + "x observed).");
+                vs_observed(*r.predicted_throughput) + ".");
   }
   for (const auto& s : r.sources) {
     if (!s.dataset_bytes) continue;

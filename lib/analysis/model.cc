@@ -24,6 +24,7 @@ class Modeler {
  private:
   Status Window();
   void Machine();
+  void Imported();
   void Rates();
   void Groups();
   void AsTraced();
@@ -38,6 +39,7 @@ class Modeler {
   const ProgramGraph& g_;
   Analysis r_;
   std::vector<NodeWindow> stats_;
+  bool window_known_ = true;
 };
 
 Status Modeler::Window() {
@@ -65,7 +67,10 @@ Status Modeler::Window() {
                                    "; rates are per minibatch, so nothing can be computed");
   }
   r_.minibatches = c0;
-  r_.observed_throughput = static_cast<double>(c0) / r_.window_seconds;
+  // An imported dump whose time is unknown has placeholder wall times:
+  // deltas are right, rates over time are not known.
+  window_known_ = !t_.header.has_imported() || t_.header.imported().window_known();
+  if (window_known_) r_.observed_throughput = static_cast<double>(c0) / r_.window_seconds;
   // What the consumer (the training step) experienced: the paper's measure
   // of an input-bound job.
   const auto& re = w.end.root();
@@ -73,7 +78,7 @@ Status Modeler::Window() {
   const int64_t wait = re.wait_ns() - (w.start ? w.start->root().wait_ns() : 0);
   if (calls > 0 && wait >= 0) {
     r_.consumer_wait_seconds = static_cast<double>(wait) * 1e-9 / static_cast<double>(calls);
-    r_.consumer_wait_fraction = static_cast<double>(wait) * 1e-9 / r_.window_seconds;
+    if (window_known_) r_.consumer_wait_fraction = static_cast<double>(wait) * 1e-9 / r_.window_seconds;
   }
   return Status::OK();
 }
@@ -81,7 +86,9 @@ Status Modeler::Window() {
 void Modeler::Machine() {
   const auto& m = t_.header.machine();
   r_.wait_traced = t_.header.wait_traced();
-  if (!r_.wait_traced) {
+  if (t_.header.has_imported()) {
+    Imported();
+  } else if (!r_.wait_traced) {
     r_.warnings.push_back(
         "the trace does not record waiting (it predates plumber's wait counters): time a node spends on storage "
         "requests or remote calls reads as free, so the model counts CPU only; rerun with this plumber to see it");
@@ -107,6 +114,42 @@ void Modeler::Machine() {
     r_.disk_bandwidth = m.read_bandwidth_bytes_per_s();
     r_.disk_bandwidth_from = "the trace's read throttle";
   }
+}
+
+// What an imported trace's source could not tell, stated once here for
+// every report (DESIGN.md section 6b).
+void Modeler::Imported() {
+  const schema::ImportInfo& info = t_.header.imported();
+  r_.imported_from = info.format();
+  for (int i = 0; i < info.files_size(); ++i) r_.imported_from += (i == 0 ? ": " : ", ") + info.files(i);
+  auto& limits = r_.source_limits;
+  if (!info.thread_cpu()) {
+    r_.cpu_is_wall_time = true;
+    limits.push_back(
+        "the source records the wall time of each node's own work, not thread CPU: a node that waits (storage, "
+        "remote calls, locks) counts as busy, so every CPU figure here is an upper bound, the CPU bound a lower "
+        "one, and threads (num_parallel_calls) are sized on that service time");
+  }
+  if (!info.window_known()) {
+    limits.push_back("the time the counters cover is unknown: no observed throughput, bandwidth or cores used "
+                     "(give two dumps of the same run, or --window SECONDS)");
+  }
+  if (!info.file_sizes_known()) {
+    limits.push_back("no file sizes: the datasets' cardinalities (so their sizes, and whether a cache fits) "
+                     "are known only where the source counted them");
+  }
+  if (t_.header.machine().cores() <= 0 && !opt_.cores) {
+    limits.push_back("the machine's cores are not recorded: give --cores");
+  }
+  for (const auto& note : info.notes()) limits.push_back(note);
+  int opaque = 0;
+  for (int i = 0; i < g_.size(); ++i) opaque += g_.op(i).imported_only ? 1 : 0;
+  if (opaque > 0) {
+    limits.push_back(std::to_string(opaque) +
+                     " node(s) of types plumber has no op for are kept opaque: measured, analysed and ranked, never "
+                     "rewritten");
+  }
+  limits.push_back("there is no pipeline file to rewrite: rewrite gives its advice as the tf.data calls to edit");
 }
 
 // Without a throttle or --disk-bandwidth, a calibrated bandwidth-vs-
@@ -161,6 +204,7 @@ void Modeler::Rates() {
     NodeModel m;
     m.name = node.name();
     m.op = node.op();
+    m.imported_type = node.imported_type();
     m.depth = g_.depth(i);
     m.random = NodeIsRandom(node);
     m.parallelism = own_parallelism(i);
@@ -192,7 +236,7 @@ void Modeler::Rates() {
     m.wait_seconds_per_minibatch = m.wait_seconds / c0;
     m.service_seconds_per_minibatch = m.cpu_seconds_per_minibatch + m.wait_seconds_per_minibatch;
     if (m.cpu_seconds_per_minibatch > 0) m.rate_per_core = 1.0 / m.cpu_seconds_per_minibatch;
-    m.cores_used = m.cpu_seconds / r_.window_seconds;
+    if (window_known_) m.cores_used = m.cpu_seconds / r_.window_seconds;
     if (m.elements > 0) {
       m.bytes_per_element = static_cast<double>(m.bytes) / static_cast<double>(m.elements);
     } else if (s.end && s.end->elements_produced() > 0) {
@@ -204,7 +248,9 @@ void Modeler::Rates() {
     m.steady_state_cost = !(under_cache[i] && m.elements == 0 && m.cpu_seconds == 0);
 
     const bool parallel = g_.op(i).parallelizable();
-    const double own_max = parallel ? r_.cores : 1;
+    // An imported node plumber cannot turn runs at the parallelism it had.
+    const bool fixed_parallel = !parallel && m.parallelism > 1;
+    const double own_max = parallel ? r_.cores : fixed_parallel ? m.parallelism : 1;
     if (parallel || g_.enclosing_interleave(i) >= 0) {
       // Each thread holds about one element in flight, plus one waiting in
       // the buffer: threads whose elements would not fit in memory are not
@@ -234,7 +280,9 @@ void Modeler::Rates() {
       m.cores_now = std::min(m.max_cores, static_cast<double>(m.parallelism) * own_parallelism(owner));
     } else {
       m.max_cores = own_max;
-      m.cap_reason = parallel ? "all the machine's cores" : "sequential op";
+      m.cap_reason = parallel         ? "all the machine's cores"
+                     : fixed_parallel ? "its imported parallelism (never rewritten)"
+                                      : "sequential op";
       m.cores_now = std::min(m.max_cores, static_cast<double>(m.parallelism));
     }
     r_.nodes.push_back(std::move(m));
@@ -460,6 +508,10 @@ void Modeler::Cache() {
 StatusOr<Analysis> Modeler::Run() {
   r_.source = t_.source;
   r_.warnings = std::move(t_.window.warnings);
+  if (t_.window.single_snapshot && !t_.header.has_imported()) {
+    r_.warnings.push_back(
+        "the trace has a single snapshot; the window starts at the beginning of the run and includes warm-up");
+  }
   PLUMBER_RETURN_IF_ERROR(Window());
   Machine();
   Rates();

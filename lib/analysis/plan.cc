@@ -200,7 +200,7 @@ StatusOr<Plan> MakePlan(const Analysis& report, const PlanOptions& options) {
 
   // Ceiling well above anything the trace suggests, so it binds only when
   // caching removes every cost.
-  cache.max_throughput = std::max(1e3, 1e3 * std::max(report.observed_throughput, plan.throughput_without_cache));
+  cache.max_throughput = std::max(1e3, 1e3 * std::max(report.observed_throughput.value_or(0.0), plan.throughput_without_cache));
   PLUMBER_ASSIGN_OR_RETURN(lp::CachePlan chosen, lp::SolveCacheChoice(cache, options.lp));
   // A file cache may reach higher than what fits in memory; it pays when the
   // work it removes outweighs reading it back.

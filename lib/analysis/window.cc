@@ -176,9 +176,7 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
                           Seconds(before_start_->wall_ns()) + ", inside the warm-up");
       start_ = std::move(before_start_);
     } else {
-      warnings_.push_back(
-          "the trace has a single snapshot; the window starts at the beginning of the run and "
-          "includes warm-up");
+      w.single_snapshot = true;
       start_.reset();
     }
   }

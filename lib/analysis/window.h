@@ -39,6 +39,10 @@ struct SelectedWindow {
   int snapshots_seen = 0;
   // Plain-language notes on the data (each names what it concerns).
   std::vector<std::string> warnings;
+  // The trace has one snapshot, so the window starts at the run's start
+  // and includes warm-up (the analysis says so, except for an imported
+  // dump, whose counters always count from the start).
+  bool single_snapshot = false;
   // Nodes whose counters went backwards inside the window: their deltas
   // mean nothing.
   std::vector<std::string> unreliable_nodes;

@@ -91,10 +91,24 @@ StatusOr<double> ParseRate(std::string_view text) {
   PLUMBER_RETURN_IF_ERROR(SplitNumber(text, "rate (expected e.g. 100MB/s)", &s));
   std::string suffix = s.suffix;
   if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "/s") suffix.resize(suffix.size() - 2);
+  // Networks are sold in bits: "10Gb/s", "10Gbit/s" and "10Gbps" are
+  // 1.25 GB/s. Reading them as bytes would plan for 8 times the network.
+  bool bits = false;
+  for (const char* unit : {"bps", "bit", "b"}) {
+    const std::string u = unit;
+    if (suffix.size() >= u.size() && suffix.compare(suffix.size() - u.size(), u.size(), u) == 0) {
+      suffix.resize(suffix.size() - u.size());
+      bits = true;
+      break;
+    }
+  }
   double mult = SizeMultiplier(suffix);
+  // SizeMultiplier would take a trailing "b" or "B" for bytes again.
+  if (bits && !suffix.empty() && (suffix.back() == 'b' || suffix.back() == 'B')) mult = 0;
+  if (bits) mult /= 8;
   if (mult == 0) {
     return Status::InvalidArgument("'" + std::string(text) + "': unknown rate unit '" + s.suffix +
-                                   "' (expected e.g. MB/s, GiB/s)");
+                                   "' (expected e.g. MB/s, GiB/s, Gb/s)");
   }
   const double rate = s.number * mult;
   if (!std::isfinite(rate)) return Status::InvalidArgument("'" + std::string(text) + "' is too large a rate");

@@ -2,7 +2,9 @@
 // "5ms"), parsed one way everywhere. Decimal suffixes (K, M, G, T, with or
 // without B) are powers of 1000; binary ones (Ki, Mi, Gi, Ti, with or without
 // B) are powers of 1024. A bare number is bytes, bytes per second, or
-// seconds. Errors quote the text and say what was expected.
+// seconds. In a rate a lowercase b (or "bit", "bps") means bits, as
+// networks are sold: "10Gb/s" is 1.25 GB/s. Errors quote the text and say
+// what was expected.
 #pragma once
 
 #include <cstdint>

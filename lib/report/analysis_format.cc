@@ -37,7 +37,7 @@ Json NodeJson(const NodeModel& m) {
   j["visit_ratio"] = Num(m.visit_ratio);
   j["cpu_seconds_per_minibatch"] = Num(m.cpu_seconds_per_minibatch);
   j["rate_per_core"] = Opt(m.rate_per_core);
-  j["cores_used"] = Num(m.cores_used);
+  j["cores_used"] = Opt(m.cores_used);
   j["bytes_per_element"] = Opt(m.bytes_per_element);
   j["disk_bytes_per_minibatch"] = Num(m.disk_bytes_per_minibatch);
   j["cardinality"] = CardinalityJson(m.cardinality);
@@ -75,7 +75,15 @@ Json NodeJson(const NodeModel& m) {
   j["max_threads"] = Num(m.max_threads);
   j["storage_requests"] = m.storage_requests;
   j["request_latency_seconds"] = Opt(m.request_latency_seconds);
+  j["imported_type"] = m.imported_type.empty() ? Json(nullptr) : Json(m.imported_type);
   return j;
+}
+
+// What an imported trace came from and what its source could not tell;
+// null for plumber's own traces.
+Json ImportedJson(const Analysis& r) {
+  if (r.imported_from.empty()) return nullptr;
+  return {{"from", r.imported_from}, {"cpu_is_wall_time", r.cpu_is_wall_time}, {"limits", r.source_limits}};
 }
 
 // The as_traced object of analyze's and rank's JSON.
@@ -85,7 +93,8 @@ Json AsTracedJson(const analysis::AsTraced& a) {
           {"limit", a.limit.empty() ? Json(nullptr) : Json(a.limit)}};
 }
 
-std::string Fmt(double v) { return FormatNumber(v); }std::string Fmt(const std::optional<double>& v, const char* none) { return v ? Fmt(*v) : none; }
+std::string Fmt(double v) { return FormatNumber(v); }
+std::string Fmt(const std::optional<double>& v, const char* none) { return v ? Fmt(*v) : none; }
 std::string Rate(const std::optional<double>& v) { return v ? Fmt(*v) + " minibatches/s" : "unbounded"; }
 
 std::string CardText(const NodeModel& m) {
@@ -100,6 +109,11 @@ std::string CardText(const NodeModel& m) {
   return s;
 }
 
+// "map", or "map (ParallelMapV2)" for an imported node.
+std::string OpText(const NodeModel& m) {
+  return m.imported_type.empty() ? m.op : m.op + " (" + m.imported_type + ")";
+}
+
 Table RankedTable(const Analysis& r) {
   Table t;
   t.head = {"RANK",      "NODE",       "OP",          "PAR",      "VISITS",       "CPU MS/MB", "WAIT MS/MB",
@@ -107,9 +121,10 @@ Table RankedTable(const Analysis& r) {
   int rank = 0;
   for (const auto& name : r.ranking) {
     const NodeModel* m = r.Find(name);
-    t.rows.push_back({std::to_string(++rank), m->name, m->op, std::to_string(m->parallelism), Fmt(m->visit_ratio),
-                      Fmt(m->cpu_seconds_per_minibatch * 1e3), Fmt(m->wait_seconds_per_minibatch * 1e3),
-                      Fmt(m->rate_per_core, "unbounded"), Fmt(m->cores_used),
+    t.rows.push_back({std::to_string(++rank), m->name, OpText(*m), std::to_string(m->parallelism),
+                      Fmt(m->visit_ratio), Fmt(m->cpu_seconds_per_minibatch * 1e3),
+                      Fmt(m->wait_seconds_per_minibatch * 1e3), Fmt(m->rate_per_core, "unbounded"),
+                      Fmt(m->cores_used, "?"),
                       m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"),
                       m->bytes_per_element ? units::FormatBytes(*m->bytes_per_element) : "-", CardText(*m),
                       m->cacheable ? "yes" : "no", LimitName(m->limit)});
@@ -150,7 +165,10 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
                         " memory for caching, storage ";
   machine += r.disk_bandwidth ? units::FormatRate(*r.disk_bandwidth) + " (" + r.disk_bandwidth_from + ")" : "unknown";
   s.push_back({"machine", machine});
-  s.push_back({"observed throughput", Fmt(r.observed_throughput) + " minibatches/s"});
+  if (!r.imported_from.empty()) s.push_back({"imported from", r.imported_from});
+  s.push_back({"observed throughput", r.observed_throughput ? Fmt(*r.observed_throughput) + " minibatches/s"
+                                                            : std::string("unknown (the source does not record the "
+                                                                          "time its counters cover)")});
   s.push_back({"as traced", AsTracedText(r)});
   s.push_back({"predicted throughput", r.predicted_throughput ? Rate(r.predicted_throughput) + " with the best parallelism (" +
                                                                    PredictedLimitText(r.predicted_limit) + ")"
@@ -182,7 +200,7 @@ std::string AsTracedHolder(const analysis::AsTraced& a) {
 
 std::string FormatAnalysisJson(const Analysis& r) {
   Json j;
-  j["observed_throughput"] = Num(r.observed_throughput);
+  j["observed_throughput"] = Opt(r.observed_throughput);
   j["predicted_throughput"] = Opt(r.predicted_throughput);
   j["as_traced"] = AsTracedJson(r.as_traced);
   j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
@@ -212,8 +230,9 @@ std::string FormatAnalysisJson(const Analysis& r) {
                  {"minibatches", r.minibatches},
                  {"snapshots", r.snapshots}};
   j["consumer_wait"] = r.consumer_wait_seconds ? Json{{"mean_seconds", Num(*r.consumer_wait_seconds)},
-                                                      {"fraction_of_window", Num(*r.consumer_wait_fraction)}}
+                                                      {"fraction_of_window", Opt(r.consumer_wait_fraction)}}
                                                : Json(nullptr);
+  j["imported"] = ImportedJson(r);
   j["cpu_seconds_per_minibatch"] = Num(r.cpu_seconds_per_minibatch);
   j["wait_seconds_per_minibatch"] = Num(r.wait_seconds_per_minibatch);
   j["wait_traced"] = r.wait_traced;
@@ -258,6 +277,10 @@ std::string FormatAnalysisText(const Analysis& r) {
     std::snprintf(buf, sizeof buf, "%-22s", (k + ":").c_str());
     out += buf + v + "\n";
   }
+  if (!r.source_limits.empty()) {
+    out += "\nwhat the source cannot tell:\n";
+    for (const auto& l : r.source_limits) out += "  - " + l + "\n";
+  }
   out += "\nranking (slowest first; rates in minibatches/s):\n" + RankedTable(r).Text();
   out += "\nthreads as traced (a group delivers at most threads / service):\n" + GroupTable(r).Text();
   out += "\nfindings:\n";
@@ -273,6 +296,10 @@ std::string FormatAnalysisText(const Analysis& r) {
 std::string FormatAnalysisMarkdown(const Analysis& r) {
   std::string out = "# plumber analyze: `" + r.source + "`\n\nProgram `" + r.program_name() + "`.\n\n";
   for (const auto& [k, v] : Summary(r)) out += "- **" + k + "**: " + v + "\n";
+  if (!r.source_limits.empty()) {
+    out += "\n## What the source cannot tell\n\n";
+    for (const auto& l : r.source_limits) out += "- " + l + "\n";
+  }
   out += "\n## Ranking (slowest first; rates in minibatches/s)\n\n" + RankedTable(r).Markdown();
   out += "\n## Threads as traced\n\nA group of threads delivers at most threads / service.\n\n" + GroupTable(r).Markdown();
   out += "\n## Findings\n\n";
@@ -291,12 +318,14 @@ std::string FormatRankText(const Analysis& r, int top) {
   const int n = top > 0 ? std::min<int>(top, static_cast<int>(r.ranking.size())) : static_cast<int>(r.ranking.size());
   for (int i = 0; i < n; ++i) {
     const NodeModel* m = r.Find(r.ranking[i]);
-    t.rows.push_back({std::to_string(i + 1), m->name, m->op,
+    t.rows.push_back({std::to_string(i + 1), m->name, OpText(*m),
                       m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"), Fmt(m->cores_now),
                       Fmt(m->max_cores), Fmt(m->rate_per_core, "unbounded"), m->limit_text});
   }
-  return "rates in minibatches/s; observed " + Fmt(r.observed_throughput) + "; as traced " + AsTracedText(r) + "\n" +
-         t.Text();
+  std::string out;
+  if (!r.imported_from.empty()) out += "imported from " + r.imported_from + "\n";
+  return out + "rates in minibatches/s; observed " + Fmt(r.observed_throughput, "unknown") + "; as traced " +
+         AsTracedText(r) + "\n" + t.Text();
 }
 
 std::string FormatRankJson(const Analysis& r, int top) {
@@ -316,9 +345,10 @@ std::string FormatRankJson(const Analysis& r, int top) {
   }
   Json j;
   j["bottleneck"] = r.bottleneck.empty() ? Json(nullptr) : Json(r.bottleneck);
-  j["observed_throughput"] = Num(r.observed_throughput);
+  j["observed_throughput"] = Opt(r.observed_throughput);
   j["as_traced"] = AsTracedJson(r.as_traced);
   j["ranking"] = rows;
+  j["imported"] = ImportedJson(r);
   j["warnings"] = r.warnings;
   return j.dump(2) + "\n";
 }

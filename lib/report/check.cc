@@ -181,8 +181,10 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
   CheckOutcome out;
   if (c.min_throughput) {
     out.results.push_back({"observed throughput", "at least " + Throughput(*c.min_throughput),
-                           Throughput(report.observed_throughput),
-                           report.observed_throughput >= *c.min_throughput});
+                           report.observed_throughput
+                               ? Throughput(report.observed_throughput)
+                               : std::string("unknown (the source does not record the time its counters cover)"),
+                           report.observed_throughput && *report.observed_throughput >= *c.min_throughput});
   }
   if (c.min_predicted) {
     // No prediction means nothing bounds the pipeline, which is above any floor.

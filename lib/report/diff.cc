@@ -39,8 +39,6 @@ std::map<std::string, std::string> NodeFields(const schema::Node& node) {
   return fields;
 }
 
-std::optional<double> Opt(double v) { return v; }
-
 std::string Num(std::optional<double> v) { return v ? FormatSignificant(*v, 4) : "unbounded"; }
 
 std::string Change(const Compared& c) {
@@ -126,7 +124,7 @@ Diff DiffTraces(const analysis::Analysis& a, const analysis::Analysis& b) {
   d.as_traced_throughput = {a.as_traced.throughput, b.as_traced.throughput};
   d.as_traced_bottleneck_a = a.as_traced.bottleneck;
   d.as_traced_bottleneck_b = b.as_traced.bottleneck;
-  d.observed_throughput = {Opt(a.observed_throughput), Opt(b.observed_throughput)};
+  d.observed_throughput = {a.observed_throughput, b.observed_throughput};
   d.cpu_seconds_per_minibatch = {a.cpu_seconds_per_minibatch, b.cpu_seconds_per_minibatch};
   return d;
 }

@@ -19,6 +19,10 @@ using analysis::Analysis;
 using analysis::NodeModel;
 
 std::string Num(double v) { return FormatSignificant(v, 4); }
+// "12.5 minibatches/s", or "unknown" when the source does not record time.
+std::string ObservedText(const analysis::Analysis& report) {
+  return report.observed_throughput ? Num(*report.observed_throughput) + " minibatches/s" : "unknown";
+}
 std::string Fixed(double v, int digits = 1) { return FormatFixed(v, digits); }
 
 std::string Escape(std::string_view s) {
@@ -83,7 +87,7 @@ std::string FormatDot(const Analysis& report) {
   out += "  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n";
   out += "  edge [fontname=\"Helvetica\", fontsize=9];\n";
   out += "  labelloc=t;\n  label=" +
-         DotQuote(program.name() + ": observed " + Num(report.observed_throughput) + " minibatches/s, as traced " +
+         DotQuote(program.name() + ": observed " + ObservedText(report) + ", as traced " +
                   RateText(report.as_traced.throughput) +
                   (report.as_traced.bottleneck.empty() ? "" : " (" + report.as_traced.bottleneck + ")") +
                   ", predicted " + RateText(report.predicted_throughput) + " with the best parallelism" +
@@ -189,7 +193,8 @@ std::string RooflineSvg(const Analysis& report) {
   std::stable_sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) {
     return a->scaled_rate.value_or(INFINITY) < b->scaled_rate.value_or(INFINITY);
   });
-  double lo = report.observed_throughput > 0 ? report.observed_throughput : 1, hi = lo;
+  const double observed = report.observed_throughput.value_or(0.0);
+  double lo = observed > 0 ? observed : 1, hi = lo;
   auto widen = [&](std::optional<double> v) {
     if (v && *v > 0) {
       lo = std::min(lo, *v);
@@ -253,7 +258,7 @@ std::string RooflineSvg(const Analysis& report) {
            Fixed(x) + "\" y2=\"" + Fixed(height - 34) + "\"/><text class=\"" + cls + "-label\" x=\"" + Fixed(x + 3) +
            "\" y=\"" + Fixed(top - 14 + dy) + "\">" + Escape(label) + "</text>\n";
   };
-  if (report.observed_throughput > 0) vline(report.observed_throughput, "observed", "observed " + Num(report.observed_throughput), 0);
+  if (observed > 0) vline(observed, "observed", "observed " + Num(observed), 0);
   if (report.predicted_throughput) vline(*report.predicted_throughput, "predicted", "predicted " + Num(*report.predicted_throughput), 10);
   // Above the other two labels: the as-traced line often sits beside the observed one.
   if (report.as_traced.throughput) {
@@ -301,9 +306,14 @@ std::string FormatHtml(const Analysis& report) {
        " memory" +
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
        ".</p>\n";
-  h += "<p class=\"summary\"><span>observed <b>" + Num(report.observed_throughput) +
-       "</b> minibatches/s</span><span id=\"as-traced\">as traced <b>" + RateText(report.as_traced.throughput) +
-       "</b>";
+  if (!report.imported_from.empty()) {
+    h += "<p class=\"legend\" id=\"imported\">Imported from " + Escape(report.imported_from) +
+         ". What the source cannot tell:</p>\n<ul class=\"legend\">\n";
+    for (const auto& l : report.source_limits) h += "<li>" + Escape(l) + "</li>\n";
+    h += "</ul>\n";
+  }
+  h += "<p class=\"summary\"><span>observed <b>" + Escape(ObservedText(report)) +
+       "</b></span><span id=\"as-traced\">as traced <b>" + RateText(report.as_traced.throughput) + "</b>";
   if (report.as_traced.throughput) h += " (" + Escape(AsTracedHolder(report.as_traced)) + ")";
   h += "</span><span>predicted <b>" + RateText(report.predicted_throughput) + "</b> with the best parallelism";
   if (!report.predicted_limit.empty()) h += " (" + Escape(report.predicted_limit) + "-bound)";

@@ -85,7 +85,7 @@ std::string RewriteJson(const RewriteResult& r, const std::string& trace, const 
   Json changes = Json::array();
   for (const auto& c : r.changes) {
     changes.push_back({{"node", c.node}, {"change", c.what}, {"before", c.before.empty() ? Json(nullptr) : Json(c.before)},
-                       {"after", c.after}, {"why", c.why}});
+                       {"after", c.after}, {"why", c.why}, {"predicted_after", c.predicted_after}});
   }
   j["changes"] = changes;
   return j.dump(2) + "\n";
@@ -125,6 +125,59 @@ std::string RewriteText(const RewriteResult& r, const std::string& trace, const 
   }
   if (!output.empty()) out += "wrote " + output + "\n";
   return out;
+}
+
+std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
+                         const std::vector<rewrite::TfAdvice>& advice) {
+  std::string out = "plumber rewrite: " + a.source + " for " + std::to_string(r.plan.cores) + " cores, as tf.data edits\n";
+  out += "imported from " + a.imported_from + "\n";
+  out += "predicted: " + Rate(r.predicted_before) + " as traced -> ";
+  if (r.plan.unbounded) {
+    out += "unbounded with the edits (after the first epoch everything is replayed from the cache)\n";
+  } else {
+    out += Rate(r.predicted_after) + " with every edit";
+    if (r.predicted_before > 0) out += " (" + Num(r.predicted_after / r.predicted_before) + "x)";
+    out += "\n";
+  }
+  if (!a.source_limits.empty()) {
+    out += "what the source cannot tell:\n";
+    for (const auto& l : a.source_limits) out += "  - " + l + "\n";
+  }
+  out += "edits, in order:\n";
+  int k = 0;
+  for (const auto& e : advice) {
+    out += "  " + std::to_string(++k) + ". " + e.where + "\n";
+    out += "     " + e.edit + "\n";
+    if (!e.before.empty()) out += "     now: " + e.before + "\n";
+    out += "     why: " + e.why + "\n";
+    out += "     predicted with the edits so far: " + Rate(e.predicted_after) + "\n";
+  }
+  return out;
+}
+
+std::string TfAdviceJson(const analysis::Analysis& a, const RewriteResult& r,
+                         const std::vector<rewrite::TfAdvice>& advice) {
+  Json j;
+  j["trace"] = a.source;
+  j["imported_from"] = a.imported_from;
+  j["limits"] = a.source_limits;
+  j["predicted_before"] = r.predicted_before;
+  j["predicted_after"] = r.plan.unbounded ? Json(nullptr) : Json(r.predicted_after);
+  j["cores"] = r.plan.cores;
+  j["memory_bytes"] = r.memory_bytes;
+  Json items = Json::array();
+  for (const auto& e : advice) {
+    items.push_back({{"node", e.node},
+                     {"tf_type", e.tf_type.empty() ? Json(nullptr) : Json(e.tf_type)},
+                     {"where", e.where},
+                     {"edit", e.edit},
+                     {"before", e.before.empty() ? Json(nullptr) : Json(e.before)},
+                     {"why", e.why},
+                     {"predicted_after", e.predicted_after}});
+  }
+  j["advice"] = items;
+  j["plan"] = PlanJson(r.plan);
+  return j.dump(2) + "\n";
 }
 
 }  // namespace plumber::report

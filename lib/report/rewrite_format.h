@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/analysis.h"
 #include "rewrite/rewriter.h"
+#include "rewrite/tf_advice.h"
 
 namespace plumber::report {
 
@@ -20,5 +22,16 @@ std::string PlanText(const analysis::Plan& plan);
 
 std::string RewriteJson(const rewrite::RewriteResult& result, const std::string& trace, const std::string& output);
 std::string RewriteText(const rewrite::RewriteResult& result, const std::string& trace, const std::string& output);
+
+// The rewrite of an imported trace as tf.data edits (tf_advice.h): each
+// with where it goes, the call, the reason and the prediction once made,
+// after what the source could not tell.
+std::string TfAdviceText(const analysis::Analysis& analysis, const rewrite::RewriteResult& result,
+                         const std::vector<rewrite::TfAdvice>& advice);
+// {"trace", "imported_from", "limits", "predicted_before", "predicted_after",
+//  "cores", "memory_bytes", "advice": [{"node", "tf_type", "where", "edit",
+//  "before", "why", "predicted_after"}], "plan"}
+std::string TfAdviceJson(const analysis::Analysis& analysis, const rewrite::RewriteResult& result,
+                         const std::vector<rewrite::TfAdvice>& advice);
 
 }  // namespace plumber::report

@@ -146,6 +146,26 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   }
 }
 
+// The model of a pipeline built from the traced one: its own thread groups
+// (new threads, a prefetch, a cache) over the traced services, the cores
+// against the CPU that still works, and `ceiling` (the plan's storage and
+// cache bound).
+struct Costs {
+  std::unordered_map<std::string, double> service;
+  double cpu = 0;
+};
+
+StatusOr<double> Predict(const schema::Pipeline& program, const Costs& costs, int cores, double step,
+                         double ceiling) {
+  double x = ceiling;
+  auto emitted = ProgramGraph::Build(program, "the rewritten pipeline");
+  if (!emitted.ok()) return Status::Internal(emitted.status().message());
+  const auto groups = analysis::TightestGroup(*emitted, costs.service, step);
+  if (groups) x = std::min(x, groups->throughput);
+  if (costs.cpu > 0) x = std::min(x, cores / costs.cpu);
+  return x;
+}
+
 }  // namespace
 
 StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteOptions& options) {
@@ -158,6 +178,45 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
 
   // ---- Predicted throughput as traced -----------------------------------
   result.predicted_before = report.as_traced.throughput.value_or(plan.throughput);
+
+  // What each change buys. The emitted pipeline is modelled with the
+  // plan's costs (the stages under the cache idle) and ceiling; before a
+  // new cache goes in, every stage works at its traced cost and the plan
+  // without a cache bounds it.
+  const double step = std::max(0.0, report.header.options().step_time_seconds());
+  Costs traced_costs, planned_costs;
+  for (const auto& m : report.nodes) {
+    if (!m.reliable || !m.steady_state_cost) continue;
+    traced_costs.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
+    traced_costs.cpu += m.cpu_seconds_per_minibatch;
+  }
+  for (const auto& s : plan.stages) {
+    if (!s.active) continue;
+    planned_costs.service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
+    planned_costs.cpu += s.cpu_seconds_per_minibatch;
+  }
+  bool already_cached = false;
+  for (int i = 0; i < graph.size(); ++i) {
+    const auto& in = graph.inputs(i);
+    if (graph.op(i).caches &&
+        (graph.name(i) == plan.cache_node || (in.size() == 1 && graph.name(in[0]) == plan.cache_node))) {
+      already_cached = true;
+    }
+  }
+  const bool adds_cache = !plan.cache_node.empty() && !already_cached;
+  bool before_new_cache = adds_cache;  // while the cache the plan adds is not in yet
+  auto predict_now = [&]() -> StatusOr<double> {
+    return before_new_cache ? Predict(out, traced_costs, report.cores, step, plan.throughput_without_cache)
+                            : Predict(out, planned_costs, report.cores, step, plan.throughput);
+  };
+  // Stamps the changes made since the last call with the model's value now.
+  size_t stamped = 0;
+  auto stamp = [&]() -> Status {
+    if (stamped == result.changes.size()) return Status::OK();
+    PLUMBER_ASSIGN_OR_RETURN(double x, predict_now());
+    for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = x;
+    return Status::OK();
+  };
 
   // ---- Parallelism ---------------------------------------------------------
   std::vector<Knob> knobs;
@@ -213,6 +272,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
       k.op->set_parallelism(node, p);
     }
+    PLUMBER_RETURN_IF_ERROR(stamp());
   }
 
   // ---- Cache -----------------------------------------------------------
@@ -220,15 +280,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   std::string root = graph.name(graph.output());
   result.memory_bytes = static_cast<double>(report.buffered_bytes);
   if (!plan.cache_node.empty()) {
-    bool already = false;
-    for (int i = 0; i < graph.size(); ++i) {
-      const auto& in = graph.inputs(i);
-      if (graph.op(i).caches &&
-          (graph.name(i) == plan.cache_node || (in.size() == 1 && graph.name(in[0]) == plan.cache_node))) {
-        already = true;
-      }
-    }
-    if (!already) {
+    if (adds_cache) {
+      before_new_cache = false;
       // An empty file name caches in memory.
       schema::Node cache = MakeCacheNode(UniqueName(out, plan.cache_node + "_cache"), plan.cache_node, plan.cache_file);
       int removed = 0;
@@ -245,6 +298,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       if (plan.cache_node == root) root = cache.name();
       InsertAbove(&out, plan.cache_node, std::move(cache));
     }
+    PLUMBER_RETURN_IF_ERROR(stamp());
     if (plan.cache_file.empty()) result.memory_bytes += plan.cache_bytes;
   }
 
@@ -290,26 +344,10 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   }
 
   // ---- Predicted throughput after -------------------------------------------
-  // The model of the emitted pipeline: its own thread groups (new threads,
-  // the prefetch, the cache) over the traced services, the cores, and the
-  // plan's storage and cache ceiling.
-  {
-    double x = plan.throughput;
-    double sum_c = 0;
-    std::unordered_map<std::string, double> service;
-    for (const auto& s : plan.stages) {
-      if (!s.active) continue;
-      sum_c += s.cpu_seconds_per_minibatch;
-      service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
-    }
-    auto emitted = ProgramGraph::Build(out, "the rewritten pipeline");
-    if (!emitted.ok()) return Status::Internal(emitted.status().message());
-    const auto groups =
-        analysis::TightestGroup(*emitted, service, std::max(0.0, report.header.options().step_time_seconds()));
-    if (groups) x = std::min(x, groups->throughput);
-    if (sum_c > 0) x = std::min(x, report.cores / sum_c);
-    result.predicted_after = x;
-  }
+  // The model of exactly the emitted pipeline.
+  before_new_cache = false;
+  PLUMBER_ASSIGN_OR_RETURN(result.predicted_after, predict_now());
+  PLUMBER_RETURN_IF_ERROR(stamp());
   return result;
 }
 

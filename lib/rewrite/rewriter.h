@@ -26,6 +26,10 @@ struct Change {
   std::string before;  // "" for an added node
   std::string after;
   std::string why;
+  // The model's throughput for the pipeline with this change and every one
+  // listed before it (the changes are listed in the order they apply), so a
+  // reader can see what each buys.
+  double predicted_after = 0;
 };
 
 struct RewriteOptions {

@@ -579,7 +579,7 @@ TEST_CASE("The window option picks the snapshots inside it", "[analysis][window]
   CHECK(r->window_start_seconds == 2);
   CHECK(r->window_end_seconds == 4);
   CHECK(r->minibatches == 115 - 55);
-  CHECK(Rel(r->observed_throughput, 30));
+  CHECK(Rel(r->observed_throughput.value(), 30));
   // START only; and a window that includes warm-up.
   opt.window = *ParseWindowSpec("0:");
   r = AnalyzeTraceFile(Env::Default(), Testdata("cpu.json"), opt);

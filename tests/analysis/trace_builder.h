@@ -71,7 +71,7 @@ class TraceBuilder {
 inline void RequireFinite(const Analysis& r) {
   auto ok = [](double v) { return std::isfinite(v); };
   auto opt = [&](const std::optional<double>& v) { return !v || ok(*v); };
-  CHECK(ok(r.observed_throughput));
+  CHECK(opt(r.observed_throughput));
   CHECK(ok(r.window_seconds));
   CHECK(opt(r.cpu_bound));
   CHECK(opt(r.cpu_bound_uncapped));
@@ -85,7 +85,7 @@ inline void RequireFinite(const Analysis& r) {
     CHECK(ok(m.visit_ratio));
     CHECK(ok(m.cpu_seconds_per_minibatch));
     CHECK(opt(m.rate_per_core));
-    CHECK(ok(m.cores_used));
+    CHECK(opt(m.cores_used));
     CHECK(opt(m.bytes_per_element));
     CHECK(ok(m.disk_bytes_per_minibatch));
     CHECK(opt(m.scaled_rate));

@@ -49,7 +49,7 @@ Measured RunAndAnalyze(const ProgramGraph& graph, const runtime::StorageOptions&
   auto a = analysis::AnalyzeTraceFile(Env::Default(), trace, o);
   INFO(a.status().ToString());
   REQUIRE(a.ok());
-    Measured m{a->observed_throughput, std::move(*a)};
+    Measured m{a->observed_throughput.value_or(0.0), std::move(*a)};
   REQUIRE(m.analysis.wait_traced);
   REQUIRE(m.analysis.as_traced.throughput);
   return m;
@@ -128,8 +128,8 @@ TEST_CASE("as traced: a map that sleeps holds its thread, not a core", "[as_trac
   CHECK(call->wait_seconds_per_minibatch > 4 * call->cpu_seconds_per_minibatch);
   // The best parallelism gives it threads past the cores: far above what
   // the trace saw (the old CPU-only model predicted the CPU bound as traced).
-  CHECK(*a.predicted_throughput > 4 * a.observed_throughput);
-  CHECK(*a.as_traced.throughput < 1.2 * a.observed_throughput);
+  CHECK(*a.predicted_throughput > 4 * a.observed_throughput.value());
+  CHECK(*a.as_traced.throughput < 1.2 * a.observed_throughput.value());
 }
 
 TEST_CASE("as traced: a pooled map's workers share its waiting", "[as_traced]") {

@@ -31,6 +31,15 @@ TEST_CASE("rates accept an optional /s", "[units]") {
   CHECK_FALSE(units::ParseRate("100 furlongs/s").ok());
 }
 
+TEST_CASE("a lowercase b in a rate is bits, as networks are sold", "[units]") {
+  CHECK(*units::ParseRate("10Gb/s") == Approx(1.25e9));
+  CHECK(*units::ParseRate("10Gbit/s") == Approx(1.25e9));
+  CHECK(*units::ParseRate("10Gbps") == Approx(1.25e9));
+  CHECK(*units::ParseRate("1.25GB/s") == Approx(1.25e9));
+  CHECK(*units::ParseRate("8Kib/s") == Approx(1024));
+  CHECK_FALSE(units::ParseRate("10GBb/s").ok());
+}
+
 TEST_CASE("durations", "[units]") {
   CHECK(*units::ParseSeconds("30s") == Approx(30));
   CHECK(*units::ParseSeconds("2m") == Approx(120));
