@@ -460,7 +460,6 @@ class Importer {
         }
         break;
     }
-    if (kind == Kind::kOpaque && !p.type.empty()) opaque_types_.insert(p.type);
     return Status::OK();
   }
 
@@ -486,8 +485,8 @@ class Importer {
     info->set_file_sizes_known(false);
     info->set_autotune_algorithm(AlgorithmText(last));
     info->set_dataset_name(Printable(last.dataset_name));
-    info->add_notes("processing_time is the wall time of each node's own work summed over its threads: service "
-                    "time (CPU and waiting), read as the CPU too, so CPU is an upper bound");
+    // thread_cpu false and the opaque nodes are stated by every report from
+    // the header itself; the notes add only what is particular to this dump.
     if (last.has_optimization_params && last.cpu_budget > 0) {
       info->set_cpu_budget(static_cast<double>(last.cpu_budget));
       h->mutable_machine()->set_cores(static_cast<int32_t>(std::min<int64_t>(last.cpu_budget, 1'000'000)));
@@ -529,12 +528,6 @@ class Importer {
                       "); compression and file sizes are unknown");
     }
     info->add_notes("buffer fills are as at each dump, not peaks");
-    if (!opaque_types_.empty()) {
-      std::string list;
-      for (const auto& t : opaque_types_) list += (list.empty() ? "" : ", ") + t;
-      info->add_notes("types plumber has no op for (" + list +
-                      ") are kept as opaque nodes: measured, analysed and ranked, never rewritten");
-    }
     h->mutable_options()->add_argv("plumber import");
   }
 
@@ -595,7 +588,6 @@ class Importer {
   std::vector<std::string> order_;  // keys in the order first met
   std::vector<std::map<std::string, PlaceStats>> stats_;
   std::vector<std::string> notes_;
-  std::set<std::string> opaque_types_;
 };
 
 }  // namespace

@@ -260,7 +260,6 @@ TEST_CASE("types plumber has no op for stay as opaque nodes", "[tf_model]") {
   CHECK(ProgramNode(t, "Range.5").op() == "opaque");
   CHECK(Stats(t, 0, "Zip.3").elements_consumed() == 54);
   CHECK(Stats(t, 0, "Shard.6").elements_consumed() == 108);
-  CHECK(HasNote(t, "Range, Root, Shard, Zip"));
   CHECK(t.header().imported().autotune_algorithm() == "DEFAULT (named in the text dump)");
 }
 
