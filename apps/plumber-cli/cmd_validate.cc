@@ -10,6 +10,7 @@
 #include "command.h"
 #include "pipeline/validate.h"
 #include "report/validate_format.h"
+#include "traceio/import.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_check.h"
 #include "traceio/trace_io.h"
@@ -29,9 +30,12 @@ int Verdict(const std::string& path, const std::vector<Problem>& problems) {
 }
 
 int ValidateFile(const std::string& path, std::string_view bytes, bool json) {
-  if (IsTraceContent(bytes)) {
+  const bool dump = DetectImportFormat(bytes) != ImportFormat::kNone;
+  if (dump || IsTraceContent(bytes)) {
     TraceReadReport read;
-    auto trace = ParseTrace(bytes, path, &read);
+    // A dump is validated as the trace it imports to.
+    auto trace = dump ? ImportDumps({ImportInput{path, std::string(bytes), std::nullopt}}, {})
+                      : ParseTrace(bytes, path, &read);
     if (!trace.ok()) return ReportError(trace.status());
     const auto problems = ValidateTrace(*trace);
     if (json) {

@@ -92,7 +92,10 @@ class Validator {
     const OpDef* def = FindOp(n.op());
     if (def == nullptr) {
       std::vector<std::string_view> known;
-      for (const auto& op : AllOps()) known.push_back(op.name);
+      // The ops a pipeline may be written with (opaque only comes from an import).
+      for (const auto& op : AllOps()) {
+        if (!op.imported_only) known.push_back(op.name);
+      }
       Add(name, "op",
           (n.op().empty() ? std::string("no op given") : "unknown op " + Quote(n.op())) + " (known: " +
               JoinNames(known) + ")");

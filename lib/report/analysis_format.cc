@@ -158,9 +158,15 @@ Table GroupTable(const Analysis& r) {
 
 std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
   std::vector<std::pair<std::string, std::string>> s;
-  s.push_back({"window", Fmt(r.window_start_seconds) + " s to " + Fmt(r.window_end_seconds) + " s (" +
-                             Fmt(r.window_seconds) + " s, " + std::to_string(r.minibatches) + " minibatches, " +
-                             std::to_string(r.snapshots) + " snapshots)"});
+  if (r.observed_throughput) {
+    s.push_back({"window", Fmt(r.window_start_seconds) + " s to " + Fmt(r.window_end_seconds) + " s (" +
+                               Fmt(r.window_seconds) + " s, " + std::to_string(r.minibatches) + " minibatches, " +
+                               std::to_string(r.snapshots) + " snapshots)"});
+  } else {
+    // An imported dump's times are placeholders: only the counts are real.
+    s.push_back({"window", "time unknown (" + std::to_string(r.minibatches) + " minibatches, " +
+                               std::to_string(r.snapshots) + " snapshots)"});
+  }
   std::string machine = std::to_string(r.cores) + " cores, " + units::FormatBytes(static_cast<double>(r.memory_bytes)) +
                         " memory for caching, storage ";
   machine += r.disk_bandwidth ? units::FormatRate(*r.disk_bandwidth) + " (" + r.disk_bandwidth_from + ")" : "unknown";
@@ -224,9 +230,10 @@ std::string FormatAnalysisJson(const Analysis& r) {
   j["nodes"] = nodes;
   j["trace"] = r.source;
   j["program"] = r.program_name();
-  j["window"] = {{"start_seconds", Num(r.window_start_seconds)},
-                 {"end_seconds", Num(r.window_end_seconds)},
-                 {"seconds", Num(r.window_seconds)},
+  const bool timed = r.observed_throughput.has_value();
+  j["window"] = {{"start_seconds", timed ? Num(r.window_start_seconds) : Json(nullptr)},
+                 {"end_seconds", timed ? Num(r.window_end_seconds) : Json(nullptr)},
+                 {"seconds", timed ? Num(r.window_seconds) : Json(nullptr)},
                  {"minibatches", r.minibatches},
                  {"snapshots", r.snapshots}};
   j["consumer_wait"] = r.consumer_wait_seconds ? Json{{"mean_seconds", Num(*r.consumer_wait_seconds)},

@@ -587,8 +587,19 @@ TEST_CASE("The window option picks the snapshots inside it", "[analysis][window]
   CHECK(Rel(r->window_start_seconds, 0.5));
   CHECK(r->minibatches == 145 - 10);
   CHECK_FALSE(ParseWindowSpec("4:2").ok());
-  CHECK_FALSE(ParseWindowSpec("7").ok());
   CHECK_FALSE(ParseWindowSpec("a:b").ok());
+  // A bare duration is the span an imported dump covers: positive only, and
+  // refused for a trace of plumber run.
+  auto span = ParseWindowSpec("7s");
+  REQUIRE(span.ok());
+  CHECK(span->span_seconds == 7.0);
+  CHECK_FALSE(span->start_seconds);
+  CHECK_FALSE(ParseWindowSpec("0").ok());
+  CHECK_FALSE(ParseWindowSpec("-3").ok());
+  opt.window = *span;
+  auto refused = AnalyzeTraceFile(Env::Default(), Testdata("cpu.json"), opt);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("imported dumps") != std::string::npos);
 }
 
 TEST_CASE("A binary trace is streamed and analysed exactly like its JSON form", "[analysis][stream]") {
