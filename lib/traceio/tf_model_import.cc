@@ -12,6 +12,7 @@
 #include "traceio/tf_model_import.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
 #include <map>

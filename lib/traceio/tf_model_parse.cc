@@ -10,6 +10,7 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
 
+#include <cctype>
 #include <cmath>
 #include <set>
 
