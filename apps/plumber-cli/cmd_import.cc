@@ -49,6 +49,10 @@ int RunImport(const ImportFlags& f) {
   std::cout << "imported " << f.files.size() << " dump(s) of " << info.format() << " to " << f.out << ": "
             << trace->header().program().nodes_size() << " nodes (" << opaque << " opaque), "
             << (info.window_known() ? "time from " + info.window_from() : std::string("time unknown")) << "\n";
+  if (!info.window_known() && f.files.size() == 1) {
+    std::cout << "  note: one dump gives per-element costs, visit ratios and the ranking, not throughput: give two "
+                 "dumps of the same run, or --window SECONDS (the time its counters cover)\n";
+  }
   for (const auto& note : info.notes()) std::cout << "  note: " << note << "\n";
   return kExitOk;
 }

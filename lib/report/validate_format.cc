@@ -62,9 +62,13 @@ std::string FormatPipelineSummary(const std::string& path, const schema::Pipelin
 
 std::string FormatTraceSummary(const std::string& path, const schema::Trace& trace, const TraceReadReport& read) {
   const auto& h = trace.header();
-  std::string out = Printf("%s: trace (%s), %llu record(s), written by plumber %s\n", path.c_str(),
-                           EncodingName(read.encoding), static_cast<unsigned long long>(read.records),
-                           h.tool_version().empty() ? "?" : h.tool_version().c_str());
+  // An imported dump was written by another system, not by a plumber run.
+  std::string out = h.has_imported()
+                        ? Printf("%s: imported from %s, %d dump(s)\n", path.c_str(), h.imported().format().c_str(),
+                                 trace.snapshots_size())
+                        : Printf("%s: trace (%s), %llu record(s), written by plumber %s\n", path.c_str(),
+                                 EncodingName(read.encoding), static_cast<unsigned long long>(read.records),
+                                 h.tool_version().empty() ? "?" : h.tool_version().c_str());
   if (!trace.has_header()) return out;
   out += Printf("  program: '%s', %d node(s), output '%s'\n", h.program().name().c_str(), h.program().nodes_size(),
                 OutputNodeName(h.program()).c_str());
@@ -80,8 +84,13 @@ std::string FormatTraceSummary(const std::string& path, const schema::Trace& tra
   out += "\n";
   const int n = trace.snapshots_size();
   const double span = n > 0 ? trace.snapshots(n - 1).wall_ns() * 1e-9 : 0.0;
-  out += Printf("  snapshots: %d, the last at %s; end: %s\n", n, units::FormatSeconds(span).c_str(),
-                trace.has_end() ? trace.end().status().c_str() : "none (the run did not finish its trace)");
+  if (h.has_imported()) {
+    out += Printf("  snapshots: %d; their time: %s\n", n,
+                  h.imported().window_known() ? h.imported().window_from().c_str() : "unknown");
+  } else {
+    out += Printf("  snapshots: %d, the last at %s; end: %s\n", n, units::FormatSeconds(span).c_str(),
+                  trace.has_end() ? trace.end().status().c_str() : "none (the run did not finish its trace)");
+  }
   return out + NodeTable(h.program());
 }
 

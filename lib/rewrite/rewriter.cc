@@ -316,17 +316,24 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     while (buffer > 1 && result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) --buffer;
     // Nodes of the traced program keep their index in `out`; a cache
     // inserted above the output is never a prefetch.
-    const int output = graph.output();
+    // An imported program may end in TensorFlow's own wrapper (an opaque
+    // node of one input, e.g. Root): the prefetch the user wrote is under it.
+    int output = graph.output();
+    if (root == graph.name(output)) {
+      while (graph.op(output).imported_only && graph.inputs(output).size() == 1) output = graph.inputs(output)[0];
+    }
     const OpDef& output_op = graph.op(output);
-    schema::Node* existing =
-        root == graph.name(output) && output_op.prefetches ? out.mutable_nodes(output) : nullptr;
-    const std::string why = "the consumer waited " + FormatFixed(100 * idle, 0) + "% of the window; " +
+    schema::Node* existing = (root == graph.name(graph.output()) && output_op.prefetches) ? out.mutable_nodes(output)
+                                                                                          : nullptr;
+    const std::string why = (report.consumer_wait_fraction
+                                 ? "the consumer waited " + FormatFixed(100 * idle, 0) + "% of the window; "
+                                 : std::string("the consumer's waiting is not recorded; double buffering: ")) +
                             std::to_string(buffer) + " batches of " + units::FormatBytes(element_bytes) +
                             " keep it fed";
     if (existing != nullptr) {
       const int64_t had = output_op.buffer_size(*existing);
       if (had < buffer) {
-        result.changes.push_back({root, "buffer_size", std::to_string(had), std::to_string(buffer), why});
+        result.changes.push_back({graph.name(output), "buffer_size", std::to_string(had), std::to_string(buffer), why});
         output_op.set_buffer_size(existing, buffer);
       }
       result.memory_bytes += std::max<int64_t>(buffer, had) * element_bytes;

@@ -127,12 +127,18 @@ std::vector<TfAdvice> TfDataAdvice(const analysis::Analysis& analysis, const Rew
   // The memory planned for (the machine's free memory or --mem), not just
   // what the plan holds: autotune sizes its buffers within it.
   const double ram = std::max(static_cast<double>(analysis.memory_bytes), result.memory_bytes);
+  // Without a recorded memory there is no budget to give: never advise one
+  // made of the buffers alone.
+  const bool memory_known = analysis.memory_bytes > 0;
   budgets.edit = "options = tf.data.Options(); options.autotune.cpu_budget = " + std::to_string(result.plan.cores) +
-                 "; options.autotune.ram_budget = " + FormatFixed(ram, 0) + "; dataset = dataset.with_options(options)";
+                 (memory_known ? "; options.autotune.ram_budget = " + FormatFixed(ram, 0) : std::string()) +
+                 "; dataset = dataset.with_options(options)";
   budgets.why = "the values above replace AUTOTUNE where they are set; these keep what autotune still tunes (buffers, "
                 "stages left at AUTOTUNE) within the " + std::to_string(result.plan.cores) +
-                " cores and the " + units::FormatBytes(ram) + " of memory planned for (the plan's buffers and cache "
-                "hold " + units::FormatBytes(result.memory_bytes) + ")";
+                " cores" +
+                (memory_known ? " and the " + units::FormatBytes(ram) + " of memory planned for (the plan's buffers "
+                                "and cache hold " + units::FormatBytes(result.memory_bytes) + ")"
+                              : " planned for; the memory is not recorded, so no ram_budget is advised (give --mem)");
   budgets.predicted_after = result.predicted_after;
   out.push_back(std::move(budgets));
   return out;

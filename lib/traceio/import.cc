@@ -137,11 +137,12 @@ Status PlaceSnapshotsInTime(const std::vector<ImportInput>& inputs, const Import
     for (size_t i = 0; i < n; ++i) at[i] = kPlaceholderSeconds + (mtimes[i] - mtimes.front());
   } else {
     for (size_t i = 0; i < n; ++i) at[i] = kPlaceholderSeconds * static_cast<double>(i + 1);
-    info->add_notes(n == 1 ? "one dump gives per-element costs, visit ratios and the ranking, but not throughput: "
-                             "give two dumps of the same run, or --window SECONDS (the time the dump's counters "
-                             "cover)"
-                           : "the dumps' times are unknown (no timestamps, and modification times that do not "
-                             "move forward by a second or more): give --window SECONDS for throughput");
+    // One dump: the analysis says what that leaves unknown. Several: say
+    // why their times could not be found.
+    if (n > 1) {
+      info->add_notes("the dumps' times are unknown (no timestamps, and modification times that do not move "
+                      "forward by a second or more): give --window SECONDS for throughput");
+    }
   }
   info->set_window_known(known);
   for (size_t i = 0; i < n; ++i) {
