@@ -313,7 +313,12 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     int buffer = std::clamp(static_cast<int>(std::ceil(2 + 14 * idle)), 2, 16);
     const double element_bytes = root_model && root_model->bytes_per_element ? *root_model->bytes_per_element : 0.0;
     // Never let the buffer push the pipeline past the memory it may use.
-    while (buffer > 1 && result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) --buffer;
+    // (An imported dump may not record the memory at all: then nothing is
+    // known to cap it.)
+    while (report.memory_bytes > 0 && buffer > 1 &&
+           result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) {
+      --buffer;
+    }
     // Nodes of the traced program keep their index in `out`; a cache
     // inserted above the output is never a prefetch.
     // An imported program may end in TensorFlow's own wrapper (an opaque
