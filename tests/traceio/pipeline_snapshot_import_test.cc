@@ -163,8 +163,12 @@ TEST_CASE("PipelineSnapshot: one dump says that throughput needs a second or --w
   auto t = ImportDumps({Input("a.pb", a)}, {});
   REQUIRE(t.ok());
   CHECK_FALSE(t->header().imported().window_known());
+  // The analysis says what that leaves unknown, and how to get it.
+  auto analysed = analysis::AnalyzeTrace(*t, {}, "a.pb");
+  REQUIRE(analysed.ok());
+  CHECK_FALSE(analysed->observed_throughput);
   bool noted = false;
-  for (const auto& n : t->header().imported().notes()) noted = noted || n.find("--window") != std::string::npos;
+  for (const auto& l : analysed->source_limits) noted = noted || l.find("--window") != std::string::npos;
   CHECK(noted);
   // With its own timestamps the one dump covers the 10 s since the start.
   auto own = ImportDumps({{"run_a.pb", Fixture("run_a.pb"), {}}}, {});
