@@ -11,7 +11,7 @@ namespace {
 TEST_CASE("every dataset op of AllOps() has a factory", "[registry]") {
   for (const auto& op : AllOps()) {
     INFO(op.name);
-    CHECK(FindDatasetFactory(op) != nullptr || op.imported_only);
+    CHECK((FindDatasetFactory(op) != nullptr || op.imported_only));
   }
   OpDef unknown;
   unknown.params_case = schema::Node::PARAMS_NOT_SET;
