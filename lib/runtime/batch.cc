@@ -117,7 +117,7 @@ class BatchDataset final : public UnaryDataset {
   class SeqIt final : public UnaryIterator {
    public:
     SeqIt(const BatchDataset* d, std::unique_ptr<Iterator> in) : UnaryIterator(std::move(in)), d_(d) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(PullBatch(input_.get(), d_->size_, &batch_));
       const auto n = static_cast<int64_t>(batch_.size());
       *end = n == 0 || (n < d_->size_ && d_->drop_);
@@ -215,7 +215,7 @@ class PaddedBatchDataset final : public UnaryDataset {
   class It final : public UnaryIterator {
    public:
     It(const PaddedBatchDataset* d, std::unique_ptr<Iterator> in) : UnaryIterator(std::move(in)), d_(d) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(PullBatch(input_.get(), d_->size_, &batch_));
       const auto n = static_cast<int64_t>(batch_.size());
       *end = n == 0 || (n < d_->size_ && d_->drop_);

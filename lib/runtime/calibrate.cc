@@ -24,7 +24,7 @@ int64_t ProcessCpuNanos() {
 // Endless scalars 0, 1, 2, ...
 class CountingIterator final : public Iterator {
  public:
-  Status GetNext(Element* out, bool* end) override {
+  Status GetNextInternal(Element* out, bool* end) override {
     *out = Element{Tensor::Scalar(next_++)};
     *end = false;
     return Status::OK();

@@ -48,7 +48,7 @@ class OrderedPoolIterator final : public Iterator {
   ~OrderedPoolIterator() override { Close(); }
 
   // The fast path: the next result of the chunk in hand, without a lock.
-  Status GetNext(Element* out, bool* end) override {
+  Status GetNextInternal(Element* out, bool* end) override {
     if (local_ && pos_ < local_->results.size() && !cancelled_.load(std::memory_order_relaxed)) {
       *out = std::move(local_->results[pos_++]);
       *end = false;
@@ -167,7 +167,7 @@ class OrderedPoolIterator final : public Iterator {
     }
     local_ = std::move(chunk);
     pos_ = 0;
-    return GetNext(out, end);
+    return GetNextInternal(out, end);
   }
 
   // Tasks for the next chunk, from what tasks cost so far. Requires

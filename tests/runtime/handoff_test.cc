@@ -125,7 +125,7 @@ TEST_CASE("deterministic: false yields every element once, at parallelism 2 and 
 class FailingInput final : public Iterator {
  public:
   explicit FailingInput(int64_t fail_at) : fail_at_(fail_at) {}
-  Status GetNext(Element* out, bool* end) override {
+  Status GetNextInternal(Element* out, bool* end) override {
     if (next_ == fail_at_) return Status::Corruption("element " + std::to_string(next_) + " is corrupt");
     *out = Element{Tensor::Scalar(next_++)};
     *end = false;
