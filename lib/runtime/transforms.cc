@@ -38,7 +38,9 @@ class MapDataset final : public UnaryDataset {
     spec.counters = counters();
     spec.worker_counters = WorkerCounters(ctx);
     spec.work = [this, epoch](std::vector<Element>& in, uint64_t index, Element* out) {
-      *out = std::move(in[0]);
+      // Swapped: *out's old buffers (a spare, see ordered_pool.cc) become
+      // the slot the next input element is pulled into.
+      out->swap(in[0]);
       return Apply(out, index, epoch);
     };
     return MakeOrderedPoolIterator(std::move(input), std::move(spec));
