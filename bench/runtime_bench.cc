@@ -69,6 +69,17 @@ double Throughput(const ProgramGraph& p, double seconds, bool tracing, int64_t b
   return static_cast<double>(r->measured_batches * batch) / r->measured_seconds;
 }
 
+// The 1-minute load average now, printed with each row: the machine may be
+// shared, and a row measured under load is not comparable with one that
+// was not.
+std::string Load() {
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) != 3) return "load ?";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "load %.2f", load[0]);
+  return buf;
+}
+
 double Median3(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -92,10 +103,11 @@ std::pair<double, double> Alternated(A&& a, B&& b) {
 
 void Overhead(const char* what, const ProgramGraph& p, double seconds, int64_t batch, const std::string& base,
               double target) {
+  const std::string load = Load();
   auto [on, off] = Alternated([&] { return Throughput(p, seconds, true, batch, base); },
                               [&] { return Throughput(p, seconds, false, batch, base); });
-  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f)\n", what, on, off, on / off,
-              target);
+  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f)  [%s before, %s after]\n",
+              what, on, off, on / off, target, load.c_str(), Load().c_str());
 }
 
 std::string TinyOp(int parallelism) {
@@ -116,13 +128,15 @@ void Handoff(double seconds) {
   for (int p : {2, 4, 8}) {
     const ProgramGraph pooled = Parse(TinyOp(p));
     RunResult rp;
+    const std::string load = Load();
     auto [with_pool, without] = Alternated([&] { return Throughput(pooled, seconds, true, 256, "", &rp); },
                                            [&] { return Throughput(inline_map, seconds, true, 256, "", &ri); });
     const double wall_us = (1 / with_pool - 1 / without) * 1e6;
     const double cpu_us = (CpuPerElement(rp) - CpuPerElement(ri)) / 1000;
     std::printf("hand-off          tiny-op map parallelism %d vs inline: %.0f/s vs %.0f/s  ratio %.3f%s  "
-                "per element: %+.3f us wall, %+.3f us CPU  (target < 5 us)\n",
-                p, with_pool, without, with_pool / without, p == 2 ? " (target >= 0.80)" : "", wall_us, cpu_us);
+                "per element: %+.3f us wall, %+.3f us CPU  (target < 5 us)  [%s before, %s after]\n",
+                p, with_pool, without, with_pool / without, p == 2 ? " (target >= 0.80)" : "", wall_us, cpu_us,
+                load.c_str(), Load().c_str());
   }
   for (int p : {2, 4, 8}) {
     std::vector<double> cpu, latency, chunked;
@@ -203,10 +217,12 @@ int main(int argc, char** argv) {
       {"name":"m","op":"map","inputs":["r"],"map":{"parallelism":)" + par +
                     R"(,"udf":[{"op":"cpu_burn","args":{"micros":200}}]}},
       {"name":"b","op":"batch","inputs":["m"],"batch":{"batch_size":32}}]})");
+  const std::string engine_load = Load();
   auto [engine, hand] = Alternated([&] { return Throughput(burn, seconds, true, 32); },
                                    [&] { return HandLoop(cores, seconds, 200); });
-  std::printf("engine efficiency cpu_burn 200us x %d cores: pipeline %.0f/s  hand loop %.0f/s  ratio %.3f  (target >= 0.95)\n",
-              cores, engine, hand, engine / hand);
+  std::printf("engine efficiency cpu_burn 200us x %d cores: pipeline %.0f/s  hand loop %.0f/s  ratio %.3f  (target >= 0.95)"
+              "  [%s before, %s after]\n",
+              cores, engine, hand, engine / hand, engine_load.c_str(), Load().c_str());
   if (only == "engine") return 0;
 
   // Tracing accuracy, against the nominal 1000us and against what the burn
