@@ -74,9 +74,10 @@ Status Iterator::SampledNext(Element* out, bool* end_of_sequence) {
     IterShard::Bump(shard_.wall_ns, took * scale);
     if (took <= kSlowCallNs) typical_ = typical_ == 0 ? took : (7 * typical_ + took) / 8;
   }
-  // A slow node is timed at every call; a fast one rarely (NextInterval).
-  interval_ = countdown_ = took > kSlowCallNs ? 1 : NextInterval();
   if (s.ok() && !*end_of_sequence) shard_.Count(static_cast<int64_t>(ElementBytes(*out)));
+  // A slow node is timed at every call; a fast one rarely (NextInterval).
+  interval_ = took > kSlowCallNs ? 1 : NextInterval();
+  next_timed_ = shard_.produced.load(std::memory_order_relaxed) + interval_ - 1;
   return s;
 }
 

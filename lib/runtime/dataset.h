@@ -42,7 +42,11 @@ class Iterator {
   // timed for the node's wall and CPU time (SampledNext, dataset.cc).
   Status GetNext(Element* out, bool* end_of_sequence) {
     if (shard_.self == nullptr) return GetNextInternal(out, end_of_sequence);
-    if (--countdown_ > 0) [[likely]] return CountedNext(out, end_of_sequence);
+    // The element count doubles as the countdown to the next timed call:
+    // one counter less to update per element.
+    if (shard_.produced.load(std::memory_order_relaxed) != next_timed_) [[likely]] {
+      return CountedNext(out, end_of_sequence);
+    }
     return SampledNext(out, end_of_sequence);
   }
 
@@ -79,10 +83,11 @@ class Iterator {
   int64_t NextInterval();
 
   IterShard shard_;
-  // Calls left until the next timed one, and the interval it counts down
-  // from (the calls the timed one stands for); both 1 while the node is
-  // slow (every call timed), as at first, until it shows it is fast.
-  int64_t countdown_ = 1;
+  // The element count at which the next call is timed, and how many calls
+  // that timed call stands for (itself and the untimed ones before it): 1
+  // while the node is slow (every call timed), as at first, until it shows
+  // it is fast. Calls that produce nothing (the end, errors) do not count.
+  int64_t next_timed_ = 0;
   int64_t interval_ = 1;
   int64_t typical_ = 0;  // running mean of fast timed calls, ns
   uint64_t rng_ = 1;
