@@ -101,13 +101,26 @@ std::pair<double, double> Alternated(A&& a, B&& b) {
   return {Median3(va), Median3(vb)};
 }
 
+// Throughput traced / untraced. Also the process CPU per element of each
+// (median of the same runs): on a shared machine wall-clock throughput
+// swings with the neighbours' load, CPU per element much less, so the CPU
+// ratio (untraced / traced) is the steadier reading of what tracing costs.
 void Overhead(const char* what, const ProgramGraph& p, double seconds, int64_t batch, const std::string& base,
               double target) {
   const std::string load = Load();
-  auto [on, off] = Alternated([&] { return Throughput(p, seconds, true, batch, base); },
-                              [&] { return Throughput(p, seconds, false, batch, base); });
-  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f)  [%s before, %s after]\n",
-              what, on, off, on / off, target, load.c_str(), Load().c_str());
+  std::vector<double> cpu_on, cpu_off;
+  auto run = [&](bool tracing, std::vector<double>& cpu) {
+    RunResult r;
+    const double t = Throughput(p, seconds, tracing, batch, base, &r);
+    cpu.push_back(static_cast<double>(r.final_snapshot.process_cpu_ns()) /
+                  static_cast<double>(std::max<int64_t>(1, r.batches * batch)));
+    return t;
+  };
+  auto [on, off] = Alternated([&] { return run(true, cpu_on); }, [&] { return run(false, cpu_off); });
+  const double con = Median3(cpu_on), coff = Median3(cpu_off);
+  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f); CPU per element on %.1f ns  "
+              "off %.1f ns  ratio %.3f  [%s before, %s after]\n",
+              what, on, off, on / off, target, con, coff, coff / con, load.c_str(), Load().c_str());
 }
 
 std::string TinyOp(int parallelism) {
