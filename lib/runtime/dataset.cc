@@ -32,10 +32,11 @@ class ForwardIterator final : public Iterator {
 // Tracing (see Iterator::GetNext): counts are exact and gathered in the
 // iterator's shard; the node's CPU and wall time come from timed calls.
 //
-// Calls that take less than kSlowCallNs are timed only one in a few
-// hundred or thousand (NextInterval), and each timed call stands for
-// itself and the untimed calls before it. Times of fast nodes are thus unbiased estimates (see stats.h;
-// bench/runtime_bench.cc measures their error).
+// Nodes whose calls take less than kSlowCallNs on average are timed only
+// one call in a few hundred or thousand (NextInterval), and each timed call
+// stands for itself and the untimed calls before it. Times of fast nodes
+// are thus unbiased estimates (see stats.h; bench/runtime_bench.cc
+// measures their error).
 
 Iterator::~Iterator() {
   if (shard_.self != nullptr) NodeCounters::Detach(&shard_);
@@ -75,8 +76,15 @@ Status Iterator::SampledNext(Element* out, bool* end_of_sequence) {
     if (took <= kSlowCallNs) typical_ = typical_ == 0 ? took : (7 * typical_ + took) / 8;
   }
   if (s.ok() && !*end_of_sequence) shard_.Count(static_cast<int64_t>(ElementBytes(*out)));
+  // The node's cost decides how often it is timed, not this one call: a
+  // call preempted on a busy machine used to switch a fast node (a batch
+  // of tiny elements, ~10 us a call) to timing every call until a timed
+  // call came back fast, and under load that cost ~1.5 ns per element.
+  // One long call moves the running mean by at most half again the mean;
+  // a node that really became slow gets there in a few timed calls.
+  cost_ = cost_ == 0 ? took : (7 * cost_ + std::min(took, 4 * cost_ + 1000)) / 8;
   // A slow node is timed at every call; a fast one rarely (NextInterval).
-  interval_ = took > kSlowCallNs ? 1 : NextInterval();
+  interval_ = cost_ > kSlowCallNs ? 1 : NextInterval();
   next_timed_ = shard_.produced.load(std::memory_order_relaxed) + interval_ - 1;
   return s;
 }
@@ -92,7 +100,7 @@ Status Iterator::SampledNext(Element* out, bool* end_of_sequence) {
 int64_t Iterator::NextInterval() {
   static const int64_t sample_cost = 2 * MonoNanosCost() + 40;
   int64_t mean = 128;
-  if (typical_ > 0) mean = std::clamp<int64_t>(100 * sample_cost / typical_, 128, 4096);
+  if (cost_ > 0) mean = std::clamp<int64_t>(100 * sample_cost / cost_, 128, 4096);
   rng_ ^= rng_ << 13;
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;

@@ -90,6 +90,7 @@ class Iterator {
   int64_t next_timed_ = 0;
   int64_t interval_ = 1;
   int64_t typical_ = 0;  // running mean of fast timed calls, ns
+  int64_t cost_ = 0;     // running mean of timed calls (long ones damped), ns
   uint64_t rng_ = 1;
 };
 
