@@ -92,15 +92,18 @@ Status Iterator::SampledNext(Element* out, bool* end_of_sequence) {
 // How many calls the next timed one stands for: at random (uniform in
 // [mean/2, 3 mean/2]) so that no periodic pattern of the pipeline aliases
 // with it, and often enough for unbiased, steady estimates: a node doing a
-// million calls a second is timed at least ~250 times a second. The mean
-// keeps what timing costs (two clock reads and the CPU split's
-// bookkeeping) near 1% of the node's time: clock_gettime takes 20 ns on
-// some machines and 90 on the VMs this runs on, and timed one call in 128,
-// two tiny nodes paid 4% of their time in it.
+// million calls a second is timed at least ~120 times a second, one doing
+// forty million (a range feeding an add) ~5000. The mean keeps what timing
+// costs (two clock reads and the CPU split's bookkeeping) near 1/500 of
+// the node's time: clock_gettime takes 20 ns on some machines and 90 on the
+// VMs this runs on; timed one call in 128, two tiny nodes paid 4% of their
+// time in it, and at 1/100 of each node's time the nested nodes of the
+// tiny-op pipeline (each node's time includes its inputs') still paid 3%.
+constexpr int64_t kTimingShare = 500;
 int64_t Iterator::NextInterval() {
   static const int64_t sample_cost = 2 * MonoNanosCost() + 40;
   int64_t mean = 128;
-  if (cost_ > 0) mean = std::clamp<int64_t>(100 * sample_cost / cost_, 128, 4096);
+  if (cost_ > 0) mean = std::clamp<int64_t>(kTimingShare * sample_cost / cost_, 128, 8192);
   rng_ ^= rng_ << 13;
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;
