@@ -167,9 +167,14 @@ TEST_CASE("a snapshot sums the counts of live iterators; closing them loses and 
       CHECK(h.Stats("b").elements_consumed() == 20000);
       CHECK(h.Stats("m").elements_produced() == 20000);
       CHECK(h.Stats("m").bytes_produced() == 20000 * 8);
-      CHECK(h.Stats("m").elements_consumed() == h.Stats("r").elements_produced());
-      // A pool reads ahead of its consumer; inline, the range is in step.
-      if (p == 1) CHECK(h.Stats("r").elements_produced() == 20000);
+      // Inline, the range is in step. A pool's workers read ahead of its
+      // consumer and are still reading: its input counts only grow.
+      if (p == 1) {
+        CHECK(h.Stats("r").elements_produced() == 20000);
+        CHECK(h.Stats("m").elements_consumed() == 20000);
+      } else {
+        CHECK(h.Stats("m").elements_consumed() >= 20000);
+      }
       (*it)->Close();
     }
     stop = true;
