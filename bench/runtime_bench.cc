@@ -17,6 +17,7 @@
 // is compared with, so that a busy neighbour hurts both sides alike. Prints
 // the load average first (figures taken under load are not comparable) and
 // one line per measurement.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,17 @@ double Throughput(const ProgramGraph& p, double seconds, bool tracing, int64_t b
   return static_cast<double>(r->measured_batches * batch) / r->measured_seconds;
 }
 
+// The 1-minute load average now, printed with each row: the machine may be
+// shared, and a row measured under load is not comparable with one that
+// was not.
+std::string Load() {
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) != 3) return "load ?";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "load %.2f", load[0]);
+  return buf;
+}
+
 double Median3(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -90,12 +102,26 @@ std::pair<double, double> Alternated(A&& a, B&& b) {
   return {Median3(va), Median3(vb)};
 }
 
+// Throughput traced / untraced. Also the process CPU per element of each
+// (median of the same runs): on a shared machine wall-clock throughput
+// swings with the neighbours' load, CPU per element much less, so the CPU
+// ratio (untraced / traced) is the steadier reading of what tracing costs.
 void Overhead(const char* what, const ProgramGraph& p, double seconds, int64_t batch, const std::string& base,
               double target) {
-  auto [on, off] = Alternated([&] { return Throughput(p, seconds, true, batch, base); },
-                              [&] { return Throughput(p, seconds, false, batch, base); });
-  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f)\n", what, on, off, on / off,
-              target);
+  const std::string load = Load();
+  std::vector<double> cpu_on, cpu_off;
+  auto run = [&](bool tracing, std::vector<double>& cpu) {
+    RunResult r;
+    const double t = Throughput(p, seconds, tracing, batch, base, &r);
+    cpu.push_back(static_cast<double>(r.final_snapshot.process_cpu_ns()) /
+                  static_cast<double>(std::max<int64_t>(1, r.batches * batch)));
+    return t;
+  };
+  auto [on, off] = Alternated([&] { return run(true, cpu_on); }, [&] { return run(false, cpu_off); });
+  const double con = Median3(cpu_on), coff = Median3(cpu_off);
+  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f); CPU per element on %.1f ns  "
+              "off %.1f ns  ratio %.3f  [%s before, %s after]\n",
+              what, on, off, on / off, target, con, coff, coff / con, load.c_str(), Load().c_str());
 }
 
 std::string TinyOp(int parallelism) {
@@ -116,13 +142,15 @@ void Handoff(double seconds) {
   for (int p : {2, 4, 8}) {
     const ProgramGraph pooled = Parse(TinyOp(p));
     RunResult rp;
+    const std::string load = Load();
     auto [with_pool, without] = Alternated([&] { return Throughput(pooled, seconds, true, 256, "", &rp); },
                                            [&] { return Throughput(inline_map, seconds, true, 256, "", &ri); });
     const double wall_us = (1 / with_pool - 1 / without) * 1e6;
     const double cpu_us = (CpuPerElement(rp) - CpuPerElement(ri)) / 1000;
     std::printf("hand-off          tiny-op map parallelism %d vs inline: %.0f/s vs %.0f/s  ratio %.3f%s  "
-                "per element: %+.3f us wall, %+.3f us CPU  (target < 5 us)\n",
-                p, with_pool, without, with_pool / without, p == 2 ? " (target >= 0.80)" : "", wall_us, cpu_us);
+                "per element: %+.3f us wall, %+.3f us CPU  (target < 5 us)  [%s before, %s after]\n",
+                p, with_pool, without, with_pool / without, p == 2 ? " (target >= 0.80)" : "", wall_us, cpu_us,
+                load.c_str(), Load().c_str());
   }
   for (int p : {2, 4, 8}) {
     std::vector<double> cpu, latency, chunked;
@@ -138,12 +166,21 @@ void Handoff(double seconds) {
   }
 }
 
-double HandLoop(int threads, double seconds, double micros) {
+int64_t ProcessCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Burns per second on `threads` threads; *cpu_per_burn (when given) gets the
+// process CPU nanoseconds per burn.
+double HandLoop(int threads, double seconds, double micros, double* cpu_per_burn = nullptr) {
   const auto iters = static_cast<uint64_t>(micros * BurnIterationsPerMicro());
   std::atomic<bool> stop{false};
   std::atomic<int64_t> done{0};
   std::vector<std::thread> pool;
   const int64_t t0 = MonoNanos();
+  const int64_t cpu0 = ProcessCpuNanos();
   for (int i = 0; i < threads; ++i) {
     pool.emplace_back([&] {
       while (!stop.load(std::memory_order_relaxed)) {
@@ -155,6 +192,9 @@ double HandLoop(int threads, double seconds, double micros) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
   for (auto& t : pool) t.join();
+  if (cpu_per_burn) {
+    *cpu_per_burn = static_cast<double>(ProcessCpuNanos() - cpu0) / static_cast<double>(std::max<int64_t>(1, done.load()));
+  }
   return static_cast<double>(done.load()) / (static_cast<double>(MonoNanos() - t0) / 1e9);
 }
 
@@ -203,10 +243,30 @@ int main(int argc, char** argv) {
       {"name":"m","op":"map","inputs":["r"],"map":{"parallelism":)" + par +
                     R"(,"udf":[{"op":"cpu_burn","args":{"micros":200}}]}},
       {"name":"b","op":"batch","inputs":["m"],"batch":{"batch_size":32}}]})");
-  auto [engine, hand] = Alternated([&] { return Throughput(burn, seconds, true, 32); },
-                                   [&] { return HandLoop(cores, seconds, 200); });
-  std::printf("engine efficiency cpu_burn 200us x %d cores: pipeline %.0f/s  hand loop %.0f/s  ratio %.3f  (target >= 0.95)\n",
-              cores, engine, hand, engine / hand);
+  const std::string engine_load = Load();
+  // Also CPU per burn, pipeline against hand loop: under load the scheduler
+  // shares the cores among everyone's threads, and wall-clock throughput
+  // says more about that share than about the engine; CPU per element is
+  // what the engine adds to each burn.
+  std::vector<double> cpu_engine, cpu_hand;
+  auto [engine, hand] = Alternated(
+      [&] {
+        RunResult r;
+        const double t = Throughput(burn, seconds, true, 32, "", &r);
+        cpu_engine.push_back(static_cast<double>(r.final_snapshot.process_cpu_ns()) /
+                             static_cast<double>(std::max<int64_t>(1, r.batches * 32)));
+        return t;
+      },
+      [&] {
+        double c = 0;
+        const double t = HandLoop(cores, seconds, 200, &c);
+        cpu_hand.push_back(c);
+        return t;
+      });
+  std::printf("engine efficiency cpu_burn 200us x %d cores: pipeline %.0f/s  hand loop %.0f/s  ratio %.3f  (target >= 0.95); "
+              "CPU per burn pipeline %.1f us  hand loop %.1f us  ratio %.3f  [%s before, %s after]\n",
+              cores, engine, hand, engine / hand, Median3(cpu_engine) / 1000, Median3(cpu_hand) / 1000,
+              Median3(cpu_hand) / Median3(cpu_engine), engine_load.c_str(), Load().c_str());
   if (only == "engine") return 0;
 
   // Tracing accuracy, against the nominal 1000us and against what the burn

@@ -73,16 +73,20 @@ int64_t BatchCardinality(int64_t in, int64_t size, bool drop) {
   return drop ? in / size : (in + size - 1) / size;
 }
 
-// Pulls up to n elements; fewer only at the end of the input.
+// Pulls up to n elements; fewer only at the end of the input. Each is
+// pulled into the slot of the previous batch's element at its position, so
+// that an input which refills its output (a source, a pool that swaps its
+// results out) reuses the buffers of the last batch: no allocation per
+// element, and no buffer freed on this thread that another one allocated.
 Status PullBatch(Iterator* input, int64_t n, std::vector<Element>* out) {
-  out->clear();
-  for (int64_t i = 0; i < n; ++i) {
-    Element e;
+  if (static_cast<int64_t>(out->size()) < n) out->resize(static_cast<size_t>(n));
+  int64_t got = 0;
+  for (; got < n; ++got) {
     bool end = false;
-    PLUMBER_RETURN_IF_ERROR(input->GetNext(&e, &end));
+    PLUMBER_RETURN_IF_ERROR(input->GetNext(&(*out)[static_cast<size_t>(got)], &end));
     if (end) break;
-    out->push_back(std::move(e));
   }
+  out->resize(static_cast<size_t>(got));
   return Status::OK();
 }
 
@@ -117,7 +121,7 @@ class BatchDataset final : public UnaryDataset {
   class SeqIt final : public UnaryIterator {
    public:
     SeqIt(const BatchDataset* d, std::unique_ptr<Iterator> in) : UnaryIterator(std::move(in)), d_(d) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(PullBatch(input_.get(), d_->size_, &batch_));
       const auto n = static_cast<int64_t>(batch_.size());
       *end = n == 0 || (n < d_->size_ && d_->drop_);
@@ -215,7 +219,7 @@ class PaddedBatchDataset final : public UnaryDataset {
   class It final : public UnaryIterator {
    public:
     It(const PaddedBatchDataset* d, std::unique_ptr<Iterator> in) : UnaryIterator(std::move(in)), d_(d) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(PullBatch(input_.get(), d_->size_, &batch_));
       const auto n = static_cast<int64_t>(batch_.size());
       *end = n == 0 || (n < d_->size_ && d_->drop_);

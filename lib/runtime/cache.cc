@@ -54,7 +54,7 @@ class CacheDataset final : public UnaryDataset {
   class MemoryReplay final : public Iterator {
    public:
     explicit MemoryReplay(std::shared_ptr<const std::vector<Element>> data) : data_(std::move(data)) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       *end = pos_ >= data_->size();
       if (!*end) *out = (*data_)[pos_++];
       return Status::OK();
@@ -71,7 +71,7 @@ class CacheDataset final : public UnaryDataset {
    public:
     explicit FileReplay(std::unique_ptr<StorageFile> file)
         : file_(std::move(file)), reader_(file_.get(), file_->size(), 0) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       std::string payload;
       if (!reader_.Read(&payload)) {
         PLUMBER_RETURN_IF_ERROR(reader_.status());
@@ -104,7 +104,7 @@ class CacheDataset final : public UnaryDataset {
         (void)d_->env_->RemoveFile(tmp_);
       }
     }
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
       if (!*end) {
         if (writer_) {

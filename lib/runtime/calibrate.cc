@@ -24,8 +24,10 @@ int64_t ProcessCpuNanos() {
 // Endless scalars 0, 1, 2, ...
 class CountingIterator final : public Iterator {
  public:
-  Status GetNext(Element* out, bool* end) override {
-    *out = Element{Tensor::Scalar(next_++)};
+  Status GetNextInternal(Element* out, bool* end) override {
+    // Refills *out as the range source does, reusing its buffer.
+    out->clear();
+    out->push_back(Tensor::Scalar(next_++));
     *end = false;
     return Status::OK();
   }
@@ -69,7 +71,7 @@ PerElement TimePool(int parallelism, int64_t capacity, int64_t max_chunk, double
   spec.capacity = capacity;
   spec.max_chunk = max_chunk;
   spec.work = [](std::vector<Element>& in, uint64_t, Element* out) {
-    *out = std::move(in[0]);
+    out->swap(in[0]);  // as the map does: buffers are recycled
     return AddOne(out);
   };
   auto pool = MakeOrderedPoolIterator(std::make_unique<CountingIterator>(), std::move(spec));

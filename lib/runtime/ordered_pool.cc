@@ -40,6 +40,10 @@ constexpr int64_t kChunkWorkNs = 1'000'000;
 constexpr int64_t kMaxChunkTasks = 2048;
 constexpr int64_t kMaxChunkElements = 65536;  // input elements per chunk
 constexpr int64_t kMaxChunkBytes = 1 << 20;   // result bytes per chunk
+// A drained chunk whose results took more than this drops them rather than
+// keep them as spares: small elements are what allocation per element
+// hurts, and spares of large ones would hold memory the buffer has freed.
+constexpr int64_t kMaxSpareBytes = 64 << 10;
 
 class OrderedPoolIterator final : public Iterator {
  public:
@@ -48,9 +52,12 @@ class OrderedPoolIterator final : public Iterator {
   ~OrderedPoolIterator() override { Close(); }
 
   // The fast path: the next result of the chunk in hand, without a lock.
-  Status GetNext(Element* out, bool* end) override {
-    if (local_ && pos_ < local_->results.size() && !cancelled_.load(std::memory_order_relaxed)) {
-      *out = std::move(local_->results[pos_++]);
+  // Swapped out, not moved: the caller's previous element goes back into
+  // the chunk, and with the chunk to a worker, which pulls its next input
+  // into that buffer (see Chunk).
+  Status GetNextInternal(Element* out, bool* end) override {
+    if (local_ && pos_ < local_->count && !cancelled_.load(std::memory_order_relaxed)) {
+      out->swap(local_->results[pos_++]);
       *end = false;
       return Status::OK();
     }
@@ -75,10 +82,17 @@ class OrderedPoolIterator final : public Iterator {
   }
 
  private:
+  // Chunks are recycled: a drained chunk goes back to the workers with its
+  // vectors and with the elements the consumer swapped into it, which the
+  // next tasks pull into and write to. A pooled tiny op then allocates
+  // nothing per element, and no buffer allocated on one thread is freed on
+  // another (glibc's arenas made that cost a third of a pooled add).
   struct Chunk {
-    // Results of the chunk's tasks that ran, in task order; `status` (when
-    // not OK) comes after them.
+    // Results of the chunk's tasks that ran, in task order, are the first
+    // `count`; `status` (when not OK) comes after them. Those beyond are
+    // spare elements whose buffers the next use of the chunk reuses.
     std::vector<Element> results;
+    size_t count = 0;
     Status status;
     // Nothing follows this chunk: the input ended or failed inside it.
     bool end = false;
@@ -117,7 +131,10 @@ class OrderedPoolIterator final : public Iterator {
         finished_ = true;
         final_ = local_->status;
       }
-      local_.reset();
+      // Spares that hold much memory are dropped (here, outside the lock):
+      // recycled, they would double what the buffer holds.
+      if (local_->bytes > kMaxSpareBytes) local_->results.clear();
+      if (finished_) local_.reset();  // recycled below, under the lock, otherwise
     }
     if (finished_) {
       *end = final_.ok();
@@ -132,6 +149,10 @@ class OrderedPoolIterator final : public Iterator {
       }
       while (true) {
         if (cancelled_.load(std::memory_order_relaxed)) return Status::Cancelled("cancelled");
+        if (local_) {
+          Recycle(std::move(local_));
+          local_.reset();
+        }
         chunk = Pick();
         if (chunk) break;
         // Spin on the chunk wanted next (deterministic) or on any finished
@@ -157,7 +178,7 @@ class OrderedPoolIterator final : public Iterator {
       // Handed over: the chunk leaves the buffer and frees its slot.
       --in_flight_;
       ready_chunks_.fetch_sub(1, std::memory_order_relaxed);
-      done_count_ -= static_cast<int64_t>(chunk->results.size());
+      done_count_ -= static_cast<int64_t>(chunk->count);
       done_bytes_ -= chunk->bytes;
       Count(&NodeCounters::handoffs, 1);
       if (workers_waiting_ > 0) {
@@ -167,7 +188,7 @@ class OrderedPoolIterator final : public Iterator {
     }
     local_ = std::move(chunk);
     pos_ = 0;
-    return GetNext(out, end);
+    return GetNextInternal(out, end);
   }
 
   // Tasks for the next chunk, from what tasks cost so far. Requires
@@ -191,9 +212,10 @@ class OrderedPoolIterator final : public Iterator {
     return spec_.capacity + (chunked_.load(std::memory_order_relaxed) ? spec_.parallelism : 0);
   }
 
-  // Waits for a free chunk slot and takes it; false when the worker should
-  // leave (cancelled, or the last chunk is already queued).
-  bool ReserveSlot() {
+  // Waits for a free chunk slot and takes it, with a chunk to fill (a
+  // recycled one when there is one); null when the worker should leave
+  // (cancelled, or the last chunk is already queued).
+  std::shared_ptr<Chunk> ReserveSlot() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!cancelled_.load(std::memory_order_relaxed) && !stop_ && in_flight_ >= Slots()) {
       lock.unlock();
@@ -207,9 +229,24 @@ class OrderedPoolIterator final : public Iterator {
       }
       --workers_waiting_;
     }
-    if (cancelled_.load(std::memory_order_relaxed) || stop_) return false;
+    if (cancelled_.load(std::memory_order_relaxed) || stop_) return nullptr;
     ++in_flight_;
-    return true;
+    if (free_.empty()) return std::make_shared<Chunk>();
+    std::shared_ptr<Chunk> chunk = std::move(free_.back());
+    free_.pop_back();
+    return chunk;
+  }
+
+  // Returns a drained chunk to the free list, its results left as spares.
+  // Requires mu_.
+  void Recycle(std::shared_ptr<Chunk> chunk) {
+    chunk->status = Status::OK();
+    chunk->end = false;
+    chunk->bytes = 0;
+    chunk->count = 0;
+    chunk->done = false;
+    chunk->ready.store(false, std::memory_order_relaxed);
+    free_.push_back(std::move(chunk));
   }
 
   // Takes the input lock, counting the time spent waiting for it when
@@ -228,10 +265,12 @@ class OrderedPoolIterator final : public Iterator {
 
   void WorkerLoop() {
     WorkerScope scope(spec_.worker_counters);
-    // Reused from chunk to chunk: no allocation per task once warm.
+    // Each task's inputs, reused from chunk to chunk: the input refills
+    // them in place (see Chunk).
     std::vector<std::vector<Element>> inputs;
-    while (ReserveSlot()) {
-      auto chunk = std::make_shared<Chunk>();
+    while (true) {
+      std::shared_ptr<Chunk> chunk = ReserveSlot();
+      if (!chunk) return;
       Status input_status;
       size_t tasks = 0;
       uint64_t first_index = 0;
@@ -251,23 +290,24 @@ class OrderedPoolIterator final : public Iterator {
         chunked_.store(want > 1, std::memory_order_relaxed);
         if (inputs.size() < want) inputs.resize(want);
         first_index = next_index_;
+        const auto pull = static_cast<size_t>(spec_.pull);
         for (; tasks < want && !input_ended_; ++tasks) {
           std::vector<Element>& in = inputs[tasks];
-          in.clear();
-          for (int64_t i = 0; i < spec_.pull; ++i) {
-            Element e;
+          if (in.size() < pull) in.resize(pull);
+          size_t got = 0;
+          for (; got < pull; ++got) {
             bool end = false;
-            Status s = input_->GetNext(&e, &end);
+            Status s = input_->GetNext(&in[got], &end);
             if (!s.ok()) input_status = s;
             if (!s.ok() || end) {
               input_ended_ = true;
               break;
             }
-            in.push_back(std::move(e));
           }
           if (!input_status.ok()) break;  // a partial task before an error is dropped
           if (input_ended_) {
-            const bool runs = !in.empty() && (static_cast<int64_t>(in.size()) == spec_.pull || spec_.keep_partial);
+            in.resize(got);
+            const bool runs = got > 0 && (got == pull || spec_.keep_partial);
             if (runs) ++tasks;
             break;
           }
@@ -282,18 +322,19 @@ class OrderedPoolIterator final : public Iterator {
         }
       }
       Status status;
-      chunk->results.reserve(tasks);
-      for (size_t i = 0; i < tasks; ++i) {
+      if (chunk->results.size() < tasks) chunk->results.resize(tasks);
+      size_t i = 0;
+      for (; i < tasks; ++i) {
         if (cancelled_.load(std::memory_order_relaxed)) {
           status = Status::Cancelled("cancelled");
           break;
         }
-        Element out;
+        Element& out = chunk->results[i];
         status = spec_.work(inputs[i], first_index + i, &out);
         if (!status.ok()) break;
         chunk->bytes += static_cast<int64_t>(ElementBytes(out));
-        chunk->results.push_back(std::move(out));
       }
+      chunk->count = i;
       chunk->status = status.ok() ? input_status : status;
       if (!status.ok()) chunk->end = true;
       if (tasks > 0 && status.ok()) Learn(t0, tasks, chunk->bytes);
@@ -323,7 +364,7 @@ class OrderedPoolIterator final : public Iterator {
     chunk->done = true;
     chunk->ready.store(true, std::memory_order_release);
     ready_chunks_.fetch_add(1, std::memory_order_release);
-    done_count_ += static_cast<int64_t>(chunk->results.size());
+    done_count_ += static_cast<int64_t>(chunk->count);
     done_bytes_ += chunk->bytes;
     if (spec_.counters) spec_.counters->ObserveBuffer(done_count_, done_bytes_);
     if (consumer_waiting_ && Takeable(*chunk)) {
@@ -362,6 +403,7 @@ class OrderedPoolIterator final : public Iterator {
   int64_t done_count_ = 0;
   int64_t done_bytes_ = 0;
   std::deque<std::shared_ptr<Chunk>> pending_;  // in sequence order
+  std::vector<std::shared_ptr<Chunk>> free_;    // drained chunks, for reuse
 };
 
 }  // namespace

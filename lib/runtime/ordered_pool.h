@@ -10,7 +10,9 @@
 // (a lock round and often a thread wake-up) costs microseconds, which a
 // cheap task such as an add cannot pay on its own. The pool times its tasks
 // and sizes each chunk so that its hand-off stays a small fraction of the
-// chunk's work; tasks that cost that much alone go one at a time.
+// chunk's work; tasks that cost that much alone go one at a time. Chunks
+// and the elements in them are recycled, so that a cheap task allocates
+// nothing per element.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,10 @@ struct OrderedPoolSpec {
   // off.
   NodeCounters* worker_counters = nullptr;
   // The transformation: inputs (1..pull elements) and the task's index.
+  // *out holds a spare element on entry (chunks are recycled, see
+  // ordered_pool.cc) which the work must replace entirely; it may reuse its
+  // buffers, and may swap the inputs' elements out (the map does: the spare
+  // then becomes the slot the next input is pulled into).
   std::function<Status(std::vector<Element>& inputs, uint64_t index, Element* out)> work;
 };
 

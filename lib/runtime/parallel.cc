@@ -61,7 +61,7 @@ class InterleaveDataset::SeqIt final : public Iterator {
       : d_(d), ctx_(ctx), input_(std::move(input)), cycle_(static_cast<size_t>(d->cycle_)) {}
   ~SeqIt() override { Close(); }
 
-  Status GetNext(Element* out, bool* end) override {
+  Status GetNextInternal(Element* out, bool* end) override {
     while (!input_end_ || open_ > 0) {
       Iterator* current;
       {
@@ -166,7 +166,7 @@ class InterleaveDataset::ParIt final : public Iterator {
         slot_bytes_(std::min(kSlotBytes, kAllSlotsBytes / (2 * int64_t{d->cycle_}))) {}
   ~ParIt() override { Close(); }
 
-  Status GetNext(Element* out, bool* end) override {
+  Status GetNextInternal(Element* out, bool* end) override {
     std::unique_lock<std::mutex> lock(mu_);
     if (!started_) {
       started_ = true;
@@ -455,7 +455,7 @@ class PrefetchDataset final : public Dataset {
         : d_(d), wc_(wc), input_(std::move(input)) {}
     ~It() override { Close(); }
 
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       std::unique_lock<std::mutex> lock(mu_);
       if (!started_) {
         started_ = true;

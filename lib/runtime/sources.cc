@@ -35,7 +35,7 @@ class RangeDataset final : public Dataset {
   class It final : public Iterator {
    public:
     explicit It(const RangeDataset* d) : d_(d), next_(d->start_) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       if (d_->step_ > 0 ? next_ >= d_->stop_ : next_ <= d_->stop_) {
         *end = true;
         return Status::OK();
@@ -81,7 +81,7 @@ class ListFilesDataset final : public Dataset {
   class It final : public Iterator {
    public:
     explicit It(std::vector<std::string> files) : files_(std::move(files)) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       *end = pos_ >= files_.size();
       if (!*end) {
         out->clear();
@@ -259,7 +259,7 @@ class FileReaderDataset final : public Dataset {
    public:
     It(const FileReaderDataset* d, Storage* storage) : d_(d), storage_(storage) {}
 
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       while (true) {
         if (!source_) {
           std::string name;

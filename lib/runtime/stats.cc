@@ -28,15 +28,67 @@ void NodeCounters::FileCompleted(int64_t bytes, int64_t records) {
   completed_records_sq_ += static_cast<double>(records) * static_cast<double>(records);
 }
 
+void NodeCounters::Attach(const IterShard* shard) {
+  {
+    std::lock_guard<std::mutex> lock(shard->self->shards_mu_);
+    shard->self->own_shards_.push_back(shard);
+  }
+  if (shard->parent) {
+    std::lock_guard<std::mutex> lock(shard->parent->shards_mu_);
+    shard->parent->input_shards_.push_back(shard);
+  }
+}
+
+void NodeCounters::Detach(const IterShard* shard) {
+  auto get = [](const std::atomic<int64_t>& a) { return a.load(std::memory_order_relaxed); };
+  auto remove = [shard](std::vector<const IterShard*>& v) {
+    auto it = std::find(v.begin(), v.end(), shard);
+    if (it != v.end()) {
+      *it = v.back();
+      v.pop_back();
+    }
+  };
+  {
+    NodeCounters* self = shard->self;
+    std::lock_guard<std::mutex> lock(self->shards_mu_);
+    Add(self->elements_produced, get(shard->produced));
+    Add(self->bytes_produced, get(shard->bytes));
+    Add(self->wall_ns, get(shard->wall_ns));
+    remove(self->own_shards_);
+  }
+  if (NodeCounters* parent = shard->parent) {
+    std::lock_guard<std::mutex> lock(parent->shards_mu_);
+    Add(parent->elements_consumed, get(shard->produced));
+    Add(parent->bytes_consumed, get(shard->bytes));
+    remove(parent->input_shards_);
+  }
+}
+
 void NodeCounters::Fill(schema::NodeStats* out) const {
   auto get = [](const std::atomic<int64_t>& a) { return a.load(std::memory_order_relaxed); };
   out->set_name(name_);
-  out->set_elements_produced(get(elements_produced));
-  out->set_elements_consumed(get(elements_consumed));
-  out->set_bytes_produced(get(bytes_produced));
-  out->set_bytes_consumed(get(bytes_consumed));
+  {
+    // The totals of instances gone and the shards of those alive, under
+    // the lock Detach folds under: each element is counted once.
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    int64_t produced = get(elements_produced), bytes = get(bytes_produced), wall = get(wall_ns);
+    for (const IterShard* s : own_shards_) {
+      produced += get(s->produced);
+      bytes += get(s->bytes);
+      wall += get(s->wall_ns);
+    }
+    int64_t consumed = get(elements_consumed), consumed_bytes = get(bytes_consumed);
+    for (const IterShard* s : input_shards_) {
+      consumed += get(s->produced);
+      consumed_bytes += get(s->bytes);
+    }
+    out->set_elements_produced(produced);
+    out->set_elements_consumed(consumed);
+    out->set_bytes_produced(bytes);
+    out->set_bytes_consumed(consumed_bytes);
+    out->set_wall_ns(wall);
+  }
   out->set_active_cpu_ns(get(active_cpu_ns));
-  out->set_wall_ns(get(wall_ns));
   out->set_parallelism(parallelism);
   out->set_buffer_capacity(buffer_capacity);
   out->set_buffer_peak_fill(get(peak_fill_));
@@ -98,6 +150,21 @@ int64_t ThreadCpuNanos() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t MonoNanosCost() {
+  static const int64_t cost = [] {
+    int64_t best = 1'000'000;
+    for (int trial = 0; trial < 5; ++trial) {
+      constexpr int kReads = 64;
+      const int64_t t0 = MonoNanos();
+      int64_t last = t0;
+      for (int i = 0; i < kReads; ++i) last = MonoNanos();
+      best = std::min(best, (last - t0) / kReads);
+    }
+    return std::max<int64_t>(1, best);
+  }();
+  return cost;
 }
 
 namespace cpu {

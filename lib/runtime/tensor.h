@@ -88,6 +88,8 @@ Status CheckTensorSize(DType dtype, const std::vector<int64_t>& shape, const std
 using Element = std::vector<Tensor>;
 
 inline size_t ElementBytes(const Element& e) {
+  // Tracing counts the bytes of every element; most are one numeric tensor.
+  if (e.size() == 1 && e[0].dtype() != DType::kString) [[likely]] return e[0].raw().size();
   size_t n = 0;
   for (const auto& t : e) n += t.ByteSize();
   return n;

@@ -38,7 +38,9 @@ class MapDataset final : public UnaryDataset {
     spec.counters = counters();
     spec.worker_counters = WorkerCounters(ctx);
     spec.work = [this, epoch](std::vector<Element>& in, uint64_t index, Element* out) {
-      *out = std::move(in[0]);
+      // Swapped: *out's old buffers (a spare, see ordered_pool.cc) become
+      // the slot the next input element is pulled into.
+      out->swap(in[0]);
       return Apply(out, index, epoch);
     };
     return MakeOrderedPoolIterator(std::move(input), std::move(spec));
@@ -54,7 +56,7 @@ class MapDataset final : public UnaryDataset {
    public:
     SeqIt(const MapDataset* d, std::unique_ptr<Iterator> in, uint64_t epoch)
         : UnaryIterator(std::move(in)), d_(d), epoch_(epoch) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
       if (*end) return Status::OK();
       return d_->Apply(out, index_++, epoch_);
@@ -93,7 +95,7 @@ class FilterDataset final : public UnaryDataset {
   class It final : public UnaryIterator {
    public:
     It(const FilterDataset* d, std::unique_ptr<Iterator> in) : UnaryIterator(std::move(in)), d_(d) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       while (true) {
         PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
         if (*end) return Status::OK();
@@ -138,7 +140,7 @@ class ShuffleDataset final : public UnaryDataset {
    public:
     It(const ShuffleDataset* d, std::unique_ptr<Iterator> in, uint64_t seed)
         : UnaryIterator(std::move(in)), d_(d), rng_(seed) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       while (!input_end_ && static_cast<int64_t>(buf_.size()) < d_->buffer_size_) {
         Element e;
         bool in_end = false;
@@ -211,7 +213,7 @@ class RepeatDataset final : public UnaryDataset {
         : d_(d), ctx_(ctx), input_(std::move(in)) {}
     ~It() override { Close(); }
 
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       while (true) {
         Iterator* in;
         {
@@ -298,7 +300,7 @@ class TakeDataset final : public UnaryDataset {
   class It final : public UnaryIterator {
    public:
     It(std::unique_ptr<Iterator> in, int64_t left) : UnaryIterator(std::move(in)), left_(left) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       if (left_ == 0) {
         *end = true;
         return Status::OK();
@@ -337,7 +339,7 @@ class SkipDataset final : public UnaryDataset {
   class It final : public UnaryIterator {
    public:
     It(std::unique_ptr<Iterator> in, int64_t skip) : UnaryIterator(std::move(in)), skip_(skip) {}
-    Status GetNext(Element* out, bool* end) override {
+    Status GetNextInternal(Element* out, bool* end) override {
       while (skip_ != 0) {
         PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
         if (*end) return Status::OK();
