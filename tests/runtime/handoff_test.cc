@@ -15,11 +15,26 @@
 
 // Every allocation through operator new in this test binary is counted, so
 // that a test can tell whether a pipeline allocates per element. A relaxed
-// increment: cheap, and harmless to the other tests.
+// increment: cheap, and harmless to the other tests. Not under
+// AddressSanitizer, whose own operator new (used by code this replacement
+// does not reach) must be paired with its own delete: there the count is
+// off and the test that needs it says so.
+#if defined(__SANITIZE_ADDRESS__)
+#define PLUMBER_COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PLUMBER_COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef PLUMBER_COUNT_ALLOCATIONS
+#define PLUMBER_COUNT_ALLOCATIONS 1
+#endif
+
 namespace {
 std::atomic<int64_t> g_allocations{0};
 }  // namespace
 
+#if PLUMBER_COUNT_ALLOCATIONS
 void* operator new(std::size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
@@ -30,6 +45,7 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 namespace plumber::runtime::testing {
 namespace {
@@ -278,6 +294,10 @@ TEST_CASE("a map of a tiny op allocates nothing per element once warm, inline or
   // worker and a free on the consumer (a third of a pooled add's time), so
   // this counted one per element. A batch still allocates its own tensor: a
   // few allocations per 256 elements.
+  if (!PLUMBER_COUNT_ALLOCATIONS) {
+    WARN("allocations are not counted under AddressSanitizer; the plain build checks this");
+    return;
+  }
   for (bool tracing : {false, true}) {
     for (int p : {1, 2, 8}) {
       INFO("parallelism " << p << ", tracing " << tracing);
