@@ -81,10 +81,15 @@ StatusOr<LoadedTrace> LoadTraceFile(Env* env, const std::string& path, const Win
   if (!LooksLikeBinaryTrace(head)) {
     PLUMBER_ASSIGN_OR_RETURN(uint64_t size, env->GetFileSize(path));
     if (size > budget / kJsonBytesPerInputByte) {
-      return Status::ResourceExhausted(path + ": parsing this " + Bytes(size) + " JSON trace takes about " +
-                                       Bytes(size * kJsonBytesPerInputByte) + ", over the --max-memory of " +
-                                       Bytes(budget) + "; convert it to a binary trace (plumber convert " + path +
-                                       " trace.pb), which is read one record at a time, or raise --max-memory");
+      // A JSON trace can be converted to a streamed binary one; an imported
+      // dump (binary or text protobuf) is parsed whole whatever its form.
+      const bool json = DetectEncoding(head) == Encoding::kJson;
+      return Status::ResourceExhausted(
+          path + ": parsing this " + Bytes(size) + (json ? " JSON trace" : " file") + " takes about " +
+          Bytes(size * kJsonBytesPerInputByte) + ", over the --max-memory of " + Bytes(budget) +
+          (json ? "; convert it to a binary trace (plumber convert " + path +
+                      " trace.pb), which is read one record at a time, or raise --max-memory"
+                : "; raise --max-memory"));
     }
     TraceReadReport report;
     PLUMBER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path, size));
