@@ -111,7 +111,7 @@ std::vector<uint32_t> Checksums(const schema::Pipeline& p, const std::string& ba
   return sums;
 }
 
-TEST_CASE("naive -> analyze -> rewrite -> run: valid, same elements, not slower", "[loop]") {
+TEST_CASE("naive -> analyze -> rewrite -> run: valid, same elements, not slower", "[loop][serial]") {
   TinyData data = MakeTinyData();
   const std::string base = data.dir.path();
   const int batch = 4;
@@ -286,7 +286,7 @@ TEST_CASE("plumber optimize: bad input exits 2", "[loop][cli]") {
             .first == 2);
 }
 
-TEST_CASE("plumber demo --small succeeds and shows before and after", "[loop][cli]") {
+TEST_CASE("plumber demo --small succeeds and shows before and after", "[loop][cli][serial]") {
   auto [code, out] = Shell(std::string(PLUMBER_BINARY) + " demo --small");
   INFO(out);
   REQUIRE(code == 0);
