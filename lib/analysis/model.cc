@@ -139,6 +139,10 @@ void Modeler::Imported() {
     limits.push_back("the time the counters cover is unknown: no observed throughput, bandwidth or cores used "
                      "(give two dumps of the same run, or --window SECONDS)");
   }
+  if (!r_.consumer_wait_seconds) {
+    limits.push_back("how long the consumer waited for each minibatch is not recorded: nothing here says whether "
+                     "the input pipeline holds training back");
+  }
   if (!info.file_sizes_known()) {
     limits.push_back("no file sizes: the datasets' cardinalities (so their sizes, and whether a cache fits) "
                      "are known only where the source counted them");

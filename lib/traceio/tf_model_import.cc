@@ -562,7 +562,9 @@ class Importer {
       s->set_peak_buffered_bytes(ps.buffered_bytes);
       if (node.has_tfrecord()) s->set_storage_bytes_read(PlusPerRecord(ps.bytes_produced, ps.num_elements, 16));
       if (node.has_text_line()) s->set_storage_bytes_read(PlusPerRecord(ps.bytes_produced, ps.num_elements, 1));
-      if (p.key == "r") snap->mutable_root()->set_next_calls(ps.num_elements);
+      // No RootStats: the model does not record how long the consumer
+      // waited, and calls without their wait would read as a consumer that
+      // never waited.
     }
   }
 
