@@ -10,6 +10,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <sstream>
 
+#include "analysis/analyze.h"
 #include "pipeline/program_graph.h"
 #include "tf_model.pb.h"
 #include "traceio/import.h"
@@ -280,6 +281,68 @@ TEST_CASE("two dumps of one run are two snapshots of one program in time", "[tf_
   CHECK(t.header().imported().autotune_algorithm() == "0 (DEFAULT in TF 2.8+, HILL_CLIMB in TF 2.7)");
   // Without --window and without file times the span is unknown.
   CHECK_FALSE(Import({"run_a.pb", "run_b.pb"}).header().imported().window_known());
+}
+
+TEST_CASE("dumps are placed in time by --window, else their files' modification times", "[tf_model][time]") {
+  auto pair = [](std::optional<double> mtime_a, std::optional<double> mtime_b, std::optional<double> window) {
+    std::vector<ImportInput> in = {Input("run_a.pb"), Input("run_b.pb")};
+    in[0].mtime_seconds = mtime_a;
+    in[1].mtime_seconds = mtime_b;
+    ImportOptions options;
+    options.window_seconds = window;
+    auto t = ImportDumps(in, options);
+    INFO(t.status().message());
+    REQUIRE(t.ok());
+    return *t;
+  };
+  auto noted = [](const schema::Trace& t, const std::string& text) {
+    for (const auto& n : t.header().imported().notes()) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  // Written 10 s apart: the window is those 10 s, from the first dump (the
+  // time from the run's start to it is unknown, so the warm-up skips it).
+  const schema::Trace by_mtime = pair(1000.0, 1010.0, std::nullopt);
+  const auto& info = by_mtime.header().imported();
+  CHECK(info.window_known());
+  CHECK(info.window_from() == "the dump files' modification times");
+  CHECK(by_mtime.snapshots(1).wall_ns() - by_mtime.snapshots(0).wall_ns() == 10'000'000'000);
+  CHECK(by_mtime.header().options().warmup_seconds() * 1e9 == Approx(by_mtime.snapshots(0).wall_ns()));
+  // testdata/tfdata/README.md: 200 minibatches in the 10 s between them.
+  auto analysed = analysis::AnalyzeTrace(by_mtime, {}, "pair");
+  REQUIRE(analysed.ok());
+  REQUIRE(analysed->observed_throughput);
+  CHECK(*analysed->observed_throughput == Approx(20.0));
+
+  // Under a second apart (a checkout, a copy): unknown, and the note says why.
+  const schema::Trace close = pair(1000.0, 1000.5, std::nullopt);
+  CHECK_FALSE(close.header().imported().window_known());
+  CHECK(noted(close, "--window"));
+  // Backwards: unknown as well.
+  CHECK_FALSE(pair(1010.0, 1000.0, std::nullopt).header().imported().window_known());
+  auto unknown = analysis::AnalyzeTrace(close, {}, "pair");
+  REQUIRE(unknown.ok());
+  CHECK_FALSE(unknown->observed_throughput);
+  CHECK(unknown->minibatches == 200);
+
+  // --window wins over the files' times.
+  const schema::Trace by_flag = pair(1000.0, 1010.0, 20.0);
+  CHECK(by_flag.snapshots(1).wall_ns() - by_flag.snapshots(0).wall_ns() == 20'000'000'000);
+  CHECK(by_flag.header().imported().window_from().rfind("--window", 0) == 0);
+
+  // One dump and --window: its counters cover that long since the start.
+  auto one = ImportDumps({Input("run_a.pb")}, ImportOptions{30.0});
+  REQUIRE(one.ok());
+  CHECK(one->snapshots(0).wall_ns() == 30'000'000'000);
+  CHECK(one->header().options().warmup_seconds() == 0);
+  CHECK(one->header().imported().window_known());
+
+  // Three dumps with only --window: evenly spaced, and said so.
+  auto three = ImportDumps({Input("run_a.pb"), Input("run_b.pb"), Input("run_b.pb")}, ImportOptions{20.0});
+  REQUIRE(three.ok());
+  CHECK(three->snapshots(1).wall_ns() - three->snapshots(0).wall_ns() == 10'000'000'000);
+  CHECK(noted(*three, "evenly spaced"));
 }
 
 TEST_CASE("dumps of different forms are not one run", "[tf_model]") {
