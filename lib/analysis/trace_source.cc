@@ -30,6 +30,13 @@ Status CheckModelFits(const schema::TraceHeader& header, uint64_t budget, const 
                                    ", over the --max-memory of " + Bytes(budget));
 }
 
+// --window SECONDS is the span an imported dump covers; a trace of plumber
+// run records its own times.
+Status SpanRefused(const std::string& source) {
+  return Status::InvalidArgument(source + ": --window SECONDS (a span) is for imported dumps; a trace of plumber run "
+                                          "takes --window START:END");
+}
+
 std::vector<std::string> NodeNames(const schema::TraceHeader& header) {
   std::vector<std::string> names;
   for (const auto& n : header.program().nodes()) names.push_back(n.name());
@@ -56,8 +63,7 @@ StatusOr<LoadedTrace> Start(schema::TraceHeader header, const std::string& sourc
 StatusOr<LoadedTrace> LoadTrace(const schema::Trace& trace, const WindowSpec& window, const std::string& source) {
   if (!trace.has_header()) return Status::InvalidArgument(source + ": the trace has no header");
   if (window.span_seconds && !trace.header().has_imported()) {
-    return Status::InvalidArgument(source + ": --window SECONDS (a span) is for imported dumps; a trace of plumber "
-                                            "run takes --window START:END");
+    return SpanRefused(source);
   }
   WindowSelector selector(window, trace.header().options().warmup_seconds(), NodeNames(trace.header()));
   for (const auto& s : trace.snapshots()) {
@@ -111,8 +117,7 @@ StatusOr<LoadedTrace> LoadTraceFile(Env* env, const std::string& path, const Win
     return LoadTrace(trace, window, path);
   }
   if (window.span_seconds) {
-    return Status::InvalidArgument(path + ": --window SECONDS (a span) is for imported dumps; a trace of plumber run "
-                                          "takes --window START:END");
+    return SpanRefused(path);
   }
   // Binary: stream, keeping only the window's bounding snapshots.
   PLUMBER_ASSIGN_OR_RETURN(auto reader, TraceFileReader::Open(env, path, budget / kBinaryBytesPerRecordByte));

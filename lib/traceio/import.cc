@@ -2,6 +2,7 @@
 // formats apart, dispatches, and places the dumps in time.
 #include "traceio/import.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/units.h"
@@ -90,51 +91,50 @@ Status PlaceSnapshotsInTime(const std::vector<ImportInput>& inputs, const Import
   schema::ImportInfo* info = trace->mutable_header()->mutable_imported();
   std::vector<double> at(n);  // seconds since the run started, per dump
   bool known = false;
-  bool own_times = !source_seconds.empty();
-  for (size_t i = 0; i < source_seconds.size() && own_times; ++i) own_times = source_seconds[i].has_value();
-  std::vector<double> own;
-  if (own_times) {
-    for (const auto& s : source_seconds) own.push_back(*s);
+  // The source's times and the files' times, each only when every dump has one.
+  std::optional<std::vector<double>> own, mtimes;
+  if (!source_seconds.empty() && std::all_of(source_seconds.begin(), source_seconds.end(),
+                                             [](const auto& s) { return s.has_value(); })) {
+    own.emplace();
+    for (const auto& s : source_seconds) own->push_back(*s);
   }
-  std::vector<double> mtimes;
-  for (const auto& in : inputs) {
-    if (in.mtime_seconds) mtimes.push_back(*in.mtime_seconds);
+  if (std::all_of(inputs.begin(), inputs.end(), [](const ImportInput& in) { return in.mtime_seconds.has_value(); })) {
+    mtimes.emplace();
+    for (const auto& in : inputs) mtimes->push_back(*in.mtime_seconds);
   }
-  bool mtimes_usable = n >= 2 && mtimes.size() == n && Increasing(mtimes) &&
-                       mtimes.back() - mtimes.front() >= kMinMtimeGapSeconds;
+  const bool mtimes_usable =
+      n >= 2 && mtimes && Increasing(*mtimes) && mtimes->back() - mtimes->front() >= kMinMtimeGapSeconds;
   if (options.window_seconds) {
     const double w = *options.window_seconds;
     known = true;
     info->set_window_from("--window " + units::FormatSeconds(w));
+    // The source's times, else the files', place the dumps relative to each
+    // other; --window scales their span.
+    const std::vector<double>* relative = own && Increasing(*own) ? &*own : mtimes_usable ? &*mtimes : nullptr;
     if (n == 1) {
       at[0] = w;
-    } else if (own_times && Increasing(own)) {
-      // The source's times place the dumps relative to each other; --window
-      // scales the span.
-      const double span = own.back() - own.front();
-      for (size_t i = 0; i < n; ++i) at[i] = w + (own[i] - own.front()) * w / span;
-    } else if (mtimes_usable) {
-      const double span = mtimes.back() - mtimes.front();
-      for (size_t i = 0; i < n; ++i) at[i] = w + (mtimes[i] - mtimes.front()) * w / span;
+    } else if (relative != nullptr) {
+      const double first = relative->front(), span = relative->back() - first;
+      for (size_t i = 0; i < n; ++i) at[i] = w + ((*relative)[i] - first) * w / span;
     } else {
       for (size_t i = 0; i < n; ++i) at[i] = w + w * static_cast<double>(i) / static_cast<double>(n - 1);
       if (n > 2) info->add_notes("the dumps are taken to be evenly spaced over the --window");
     }
-  } else if (own_times) {
-    if (!Increasing(own) || own.front() <= 0) {
+  } else if (own) {
+    if (!Increasing(*own) || own->front() <= 0) {
       return Status::InvalidArgument(inputs.back().path +
                                      ": the dumps' own times do not move forward; give them in the order they were "
                                      "taken");
     }
     known = true;
     info->set_window_from("the dumps' own timestamps");
-    at = own;
+    at = *own;
   } else if (mtimes_usable) {
     known = true;
     info->set_window_from("the dump files' modification times");
     // The time from the run's start to the first dump is unknown; only the
     // span between dumps is used.
-    for (size_t i = 0; i < n; ++i) at[i] = kPlaceholderSeconds + (mtimes[i] - mtimes.front());
+    for (size_t i = 0; i < n; ++i) at[i] = kPlaceholderSeconds + ((*mtimes)[i] - mtimes->front());
   } else {
     for (size_t i = 0; i < n; ++i) at[i] = kPlaceholderSeconds * static_cast<double>(i + 1);
     // One dump: the analysis says what that leaves unknown. Several: say
