@@ -52,6 +52,10 @@ std::string UniqueName(const schema::Pipeline& p, const std::string& base) {
   return name;
 }
 
+// Programs up to this size get a prediction after each knob's change;
+// larger ones one per phase of the rewrite (see `stamp` in Rewrite).
+constexpr int kStampEachKnobNodes = 256;
+
 // A stage that needs less than this many cores at the planned rate keeps
 // one thread: rounding 0.002 cores up to a whole core gains nothing.
 constexpr double kLightCores = 0.5;
@@ -210,9 +214,14 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
                             : Predict(out, planned_costs, report.cores, step, plan.throughput);
   };
   // Stamps the changes made since the last call with the model's value now.
+  // Each value builds the program's graph: per knob on programs of up to
+  // kStampEachKnobNodes nodes, else once per phase (parallelism, cache,
+  // prefetch), so a program of thousands of knobs is not rebuilt thousands
+  // of times.
   size_t stamped = 0;
-  auto stamp = [&]() -> Status {
-    if (stamped == result.changes.size()) return Status::OK();
+  const bool stamp_each_knob = graph.size() <= kStampEachKnobNodes;
+  auto stamp = [&](bool phase_end) -> Status {
+    if (stamped == result.changes.size() || (!phase_end && !stamp_each_knob)) return Status::OK();
     PLUMBER_ASSIGN_OR_RETURN(double x, predict_now());
     for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = x;
     return Status::OK();
@@ -272,8 +281,9 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
       k.op->set_parallelism(node, p);
     }
-    PLUMBER_RETURN_IF_ERROR(stamp());
+    PLUMBER_RETURN_IF_ERROR(stamp(/*phase_end=*/false));
   }
+  PLUMBER_RETURN_IF_ERROR(stamp(/*phase_end=*/true));
 
   // ---- Cache -----------------------------------------------------------
   // The output node; a cache inserted above it becomes the output.
@@ -298,7 +308,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       if (plan.cache_node == root) root = cache.name();
       InsertAbove(&out, plan.cache_node, std::move(cache));
     }
-    PLUMBER_RETURN_IF_ERROR(stamp());
+    PLUMBER_RETURN_IF_ERROR(stamp(/*phase_end=*/true));
     if (plan.cache_file.empty()) result.memory_bytes += plan.cache_bytes;
   }
 
@@ -359,7 +369,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   // The model of exactly the emitted pipeline.
   before_new_cache = false;
   PLUMBER_ASSIGN_OR_RETURN(result.predicted_after, predict_now());
-  PLUMBER_RETURN_IF_ERROR(stamp());
+  // The prefetch, the last change if any, is priced by that same model.
+  for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = result.predicted_after;
   return result;
 }
 

@@ -28,7 +28,8 @@ struct Change {
   std::string why;
   // The model's throughput for the pipeline with this change and every one
   // listed before it (the changes are listed in the order they apply), so a
-  // reader can see what each buys.
+  // reader can see what each buys. On programs of over 256 nodes the
+  // parallelism changes share one value, taken after all of them.
   double predicted_after = 0;
 };
 
