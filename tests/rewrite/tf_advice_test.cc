@@ -8,6 +8,7 @@
 #include "analysis/analyze.h"
 #include "base/env.h"
 #include "rewrite/tf_advice.h"
+#include "traceio/trace_io.h"
 
 using namespace plumber;
 
@@ -68,4 +69,48 @@ TEST_CASE("Rewriting an imported trace gives tf.data edits with their prediction
   CHECK(advice.back().edit.find("options.autotune.cpu_budget = 8;") != std::string::npos);
   CHECK(advice.back().predicted_after == Approx(r->predicted_after));
   CHECK(r->predicted_after == Approx(6 / 0.065001).epsilon(1e-9));
+}
+
+TEST_CASE("A cache the plan places is advised as .cache() after the node, with its size", "[rewrite][tf]") {
+  // Imported: 3,200 elements of 1 kB from a range, a deterministic map of
+  // 1 ms each, repeated forever, batched by 32: the map's output (3.2 MB)
+  // fits in memory and is replayed every epoch after the first.
+  const std::string json = R"({
+    "header": {
+      "program": {"name": "tf", "imported_from": "test", "output": "BatchV2.4", "nodes": [
+        {"name": "Range.1", "op": "range", "imported_type": "Range", "range": {"stop": 3200}},
+        {"name": "ParallelMapV2.2", "op": "map", "imported_type": "ParallelMapV2", "inputs": ["Range.1"], "map": {}},
+        {"name": "Repeat.3", "op": "repeat", "imported_type": "Repeat", "inputs": ["ParallelMapV2.2"], "repeat": {}},
+        {"name": "BatchV2.4", "op": "batch", "imported_type": "BatchV2", "inputs": ["Repeat.3"], "batch": {"batch_size": 32}}]},
+      "machine": {"cores": 8, "memory_bytes": "17179869184", "available_memory_bytes": "17179869184"},
+      "imported": {"format": "test", "thread_cpu": false, "window_known": true, "window_from": "test"}},
+    "snapshots": [{"wall_ns": "10000000000", "nodes": [
+      {"name": "Range.1", "elements_produced": 3200, "bytes_produced": 25600, "active_cpu_ns": "3200000", "self_wall_ns": "3200000"},
+      {"name": "ParallelMapV2.2", "elements_produced": 3200, "elements_consumed": 3200, "bytes_produced": 3276800, "active_cpu_ns": "3200000000", "self_wall_ns": "3200000000", "parallelism": 1},
+      {"name": "Repeat.3", "elements_produced": 3200, "elements_consumed": 3200, "bytes_produced": 3276800},
+      {"name": "BatchV2.4", "elements_produced": 100, "elements_consumed": 3200, "bytes_produced": 3276800, "active_cpu_ns": "10000000", "self_wall_ns": "10000000"}]}]})";
+  auto trace = ParseTrace(json, "cache.json");
+  REQUIRE(trace.ok());
+  analysis::AnalysisOptions opt;
+  opt.solve_programs = true;
+  auto a = analysis::AnalyzeTrace(*trace, opt, "cache.json");
+  REQUIRE(a.ok());
+  auto r = rewrite::Rewrite(*a);
+  REQUIRE(r.ok());
+  REQUIRE(r->plan.cache_node == "ParallelMapV2.2");
+  const auto advice = rewrite::TfDataAdvice(*a, *r);
+  const auto* cache = Find(advice, "ParallelMapV2.2");
+  // The map's own edit (if any) comes first; the cache names the same node.
+  const rewrite::TfAdvice* edit = nullptr;
+  for (const auto& e : advice) {
+    if (e.edit.rfind(".cache()", 0) == 0) edit = &e;
+  }
+  REQUIRE(cache != nullptr);
+  REQUIRE(edit != nullptr);
+  CHECK(edit->node == "ParallelMapV2.2");
+  CHECK(edit->tf_type == "ParallelMapV2");
+  CHECK(edit->edit == ".cache() right after it: about 3.28 MB of memory");
+  CHECK(edit->where.find("read by Repeat Repeat.3") != std::string::npos);
+  // After the cache the map idles: only the batch and the repeat's replay remain.
+  CHECK(edit->predicted_after > 10 * r->predicted_before);
 }
