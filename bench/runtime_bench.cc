@@ -14,7 +14,9 @@
 //   tracing accuracy  CPU charged per element of map(cpu_burn 1000us) at
 //                     parallelism 1 and 4 (target 1000us +- 10%).
 // Each throughput is the median of three runs alternated with the runs it
-// is compared with, so that a busy neighbour hurts both sides alike. Prints
+// is compared with, so that a busy neighbour hurts both sides alike; the
+// tracing overheads, a few percent, are medians of nine paired ratios
+// (Overhead). Prints
 // the load average first (figures taken under load are not comparable) and
 // one line per measurement.
 #include <time.h>
@@ -81,7 +83,7 @@ std::string Load() {
   return buf;
 }
 
-double Median3(std::vector<double> v) {
+double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -99,29 +101,53 @@ std::pair<double, double> Alternated(A&& a, B&& b) {
     va.push_back(a());
     if (verbose) std::fprintf(stderr, "  run %d: %.0f vs %.0f\n", i, va.back(), vb.back());
   }
-  return {Median3(va), Median3(vb)};
+  return {Median(va), Median(vb)};
 }
 
-// Throughput traced / untraced. Also the process CPU per element of each
-// (median of the same runs): on a shared machine wall-clock throughput
-// swings with the neighbours' load, CPU per element much less, so the CPU
-// ratio (untraced / traced) is the steadier reading of what tracing costs.
+// Throughput traced / untraced, as the median of the ratios of nine pairs
+// of runs of `seconds`, each pair run back to back and the order inside
+// a pair swapped each time. A tracing cost of a few percent is smaller than
+// how much this VM's speed drifts over a minute (CPU per element of the
+// same untraced run moved from 30 to 36 ns between sets): a ratio of
+// medians compares runs tens of seconds apart, a paired ratio runs a few
+// seconds apart, and the quartiles of the pairs show how far one may
+// trust the median. The CPU per element (process CPU over elements) of
+// each run gives a second, steadier reading of the same cost.
 void Overhead(const char* what, const ProgramGraph& p, double seconds, int64_t batch, const std::string& base,
               double target) {
   const std::string load = Load();
-  std::vector<double> cpu_on, cpu_off;
-  auto run = [&](bool tracing, std::vector<double>& cpu) {
+  constexpr int kPairs = 9;
+  std::vector<double> on, off, ratio, cpu_on, cpu_off, cpu_ratio;
+  auto run = [&](bool tracing, std::vector<double>& rate, std::vector<double>& cpu) {
     RunResult r;
-    const double t = Throughput(p, seconds, tracing, batch, base, &r);
+    rate.push_back(Throughput(p, seconds, tracing, batch, base, &r));
     cpu.push_back(static_cast<double>(r.final_snapshot.process_cpu_ns()) /
                   static_cast<double>(std::max<int64_t>(1, r.batches * batch)));
-    return t;
   };
-  auto [on, off] = Alternated([&] { return run(true, cpu_on); }, [&] { return run(false, cpu_off); });
-  const double con = Median3(cpu_on), coff = Median3(cpu_off);
-  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f  (target >= %.2f); CPU per element on %.1f ns  "
-              "off %.1f ns  ratio %.3f  [%s before, %s after]\n",
-              what, on, off, on / off, target, con, coff, coff / con, load.c_str(), Load().c_str());
+  static const bool verbose = std::getenv("PLUMBER_BENCH_VERBOSE") != nullptr;
+  for (int i = 0; i < kPairs; ++i) {
+    if (i % 2 == 0) {
+      run(true, on, cpu_on);
+      run(false, off, cpu_off);
+    } else {
+      run(false, off, cpu_off);
+      run(true, on, cpu_on);
+    }
+    ratio.push_back(on.back() / off.back());
+    cpu_ratio.push_back(cpu_off.back() / cpu_on.back());
+    if (verbose) std::fprintf(stderr, "  pair %d: %.0f vs %.0f  ratio %.3f\n", i, on.back(), off.back(), ratio.back());
+  }
+  auto quartiles = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return std::pair{v[v.size() / 4], v[v.size() - 1 - v.size() / 4]};
+  };
+  const auto [lo, hi] = quartiles(ratio);
+  const auto [clo, chi] = quartiles(cpu_ratio);
+  std::printf("tracing overhead  %-10s on %.0f/s  off %.0f/s  ratio %.3f [%.3f-%.3f]  (target >= %.2f); CPU per "
+              "element on %.1f ns  off %.1f ns  ratio %.3f [%.3f-%.3f]  (median of %d paired ratios [quartiles]; "
+              "%s before, %s after)\n",
+              what, Median(on), Median(off), Median(ratio), lo, hi, target, Median(cpu_on), Median(cpu_off),
+              Median(cpu_ratio), clo, chi, kPairs, load.c_str(), Load().c_str());
 }
 
 std::string TinyOp(int parallelism) {
@@ -162,7 +188,7 @@ void Handoff(double seconds) {
     }
     std::printf("hand-off          calibration parallelism %d: one element alone %.2f us CPU, round trip %.2f us; "
                 "chunked %.3f us CPU per element  (median of 3)\n",
-                p, Median3(cpu) / 1000, Median3(latency) / 1000, Median3(chunked) / 1000);
+                p, Median(cpu) / 1000, Median(latency) / 1000, Median(chunked) / 1000);
   }
 }
 
@@ -265,8 +291,8 @@ int main(int argc, char** argv) {
       });
   std::printf("engine efficiency cpu_burn 200us x %d cores: pipeline %.0f/s  hand loop %.0f/s  ratio %.3f  (target >= 0.95); "
               "CPU per burn pipeline %.1f us  hand loop %.1f us  ratio %.3f  [%s before, %s after]\n",
-              cores, engine, hand, engine / hand, Median3(cpu_engine) / 1000, Median3(cpu_hand) / 1000,
-              Median3(cpu_hand) / Median3(cpu_engine), engine_load.c_str(), Load().c_str());
+              cores, engine, hand, engine / hand, Median(cpu_engine) / 1000, Median(cpu_hand) / 1000,
+              Median(cpu_hand) / Median(cpu_engine), engine_load.c_str(), Load().c_str());
   if (only == "engine") return 0;
 
   // Tracing accuracy, against the nominal 1000us and against what the burn
