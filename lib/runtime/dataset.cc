@@ -58,7 +58,7 @@ Status Iterator::SampledNext(Element* out, bool* end_of_sequence) {
   // scaled by ~128 it would dwarf a 100 ns op.
   const int64_t now = MonoNanos();
   bool settled = false;
-  const cpu::Frame previous = cpu::Enter(shard_.self, scale, now, &settled);
+  const cpu::Frame previous = cpu::Enter(shard_.self, scale, now, &settled, shard_.parent);
   const int64_t start = settled ? MonoNanos() : now;
   Status s = GetNextInternal(out, end_of_sequence);
   const int64_t end = MonoNanos();
