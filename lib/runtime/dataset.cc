@@ -62,16 +62,19 @@ Status Iterator::SampledNext(Element* out, bool* end_of_sequence) {
   const int64_t start = settled ? MonoNanos() : now;
   Status s = GetNextInternal(out, end_of_sequence);
   const int64_t end = MonoNanos();
-  cpu::Restore(previous, end);
   const int64_t took = end - start;
   if (scale > 1 && took > kSlowCallNs) {
     // A fast node's timed call that took long was preempted or hit a rare
     // slow path: it does not stand for the calls skipped before it, which
     // are charged at the node's typical fast call instead (scaling one 5 ms
     // preemption by 128 would credit the node 640 ms it never spent, more
-    // than its consumer's whole wall time).
-    IterShard::Bump(shard_.wall_ns, took + (scale - 1) * (typical_ > 0 ? typical_ : kSlowCallNs));
+    // than its consumer's whole wall time). The same goes for its share of
+    // the thread's CPU.
+    const int64_t skipped = (scale - 1) * (typical_ > 0 ? typical_ : kSlowCallNs);
+    cpu::RestoreAfterSlowCall(previous, end, skipped);
+    IterShard::Bump(shard_.wall_ns, took + skipped);
   } else {
+    cpu::Restore(previous, end);
     IterShard::Bump(shard_.wall_ns, took * scale);
     if (took <= kSlowCallNs) typical_ = typical_ == 0 ? took : (7 * typical_ + took) / 8;
   }

@@ -211,6 +211,13 @@ struct Frame {
 // a caller timing the call from `now` should leave out.
 Frame Enter(NodeCounters* node, int64_t scale, int64_t now, bool* settled = nullptr, NodeCounters* debit = nullptr);
 void Restore(const Frame& frame, int64_t now);
+// Restore, for a sampled call that took long (preempted, or a rare slow
+// path): its last stretch counts once, and the calls it stands for are
+// charged `extrapolated` nanoseconds of weight (their typical cost) instead
+// of the stretch times the scale. Without it, one 5 ms preemption of a
+// 100 ns call timed one in 128 weighed as 640 ms of work in the split of
+// its thread's CPU.
+void RestoreAfterSlowCall(const Frame& frame, int64_t now, int64_t extrapolated);
 // Charges everything pending on this thread; called when a thread ends
 // and before a snapshot of the calling thread matters.
 void Flush();
