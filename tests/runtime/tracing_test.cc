@@ -216,8 +216,10 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
   // Times of fast calls are sampled estimates: allow their variance.
   CHECK(charged <= cpu + cpu / 4);
   CHECK(charged >= cpu / 2);
-  // Wall time inside Next includes the children's.
-  CHECK(h.Stats("b").wall_ns() >= h.Stats("m").wall_ns() / 2);
+  // Wall time inside Next includes the children's. The batch's 782 calls
+  // are fast enough to be timed one in about 128, so its wall time rests on
+  // some six timed calls: it failed at half of the map's in 1 run of about 20.
+  CHECK(h.Stats("b").wall_ns() >= h.Stats("m").wall_ns() / 3);
 }
 
 TEST_CASE("sampled nodes on one thread: each is charged its own work, not its input's", "[tracing]") {
