@@ -142,6 +142,8 @@ int RunRun(const RunOptions& opt) {
     config.handoff.set_cpu_ns(h.cpu_ns);
     config.handoff.set_latency_ns(h.latency_ns);
     config.handoff.set_chunked_cpu_ns(h.chunked_cpu_ns);
+    config.handoff.set_payload_cpu_ns(h.payload_cpu_ns);
+    config.handoff.set_payload_cpu_ns_per_byte(h.payload_cpu_ns_per_byte);
   }
 
   auto result = runtime::RunPipeline(env, *pipeline, config);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "runtime/ordered_pool.h"
@@ -41,6 +42,43 @@ class CountingIterator final : public Iterator {
 Status AddOne(Element* e) {
   (*e)[0].data<int64_t>()[0] += 1;
   return Status::OK();
+}
+
+// Endless elements of `bytes` bytes in a buffer of their own each.
+class PayloadIterator final : public Iterator {
+ public:
+  explicit PayloadIterator(int64_t bytes) : bytes_(bytes) {}
+  Status GetNextInternal(Element* out, bool* end) override {
+    out->clear();
+    Tensor t(DType::kUint8, {bytes_});
+    t.raw()[0] = static_cast<char>(next_++);
+    out->push_back(std::move(t));
+    *end = false;
+    return Status::OK();
+  }
+  void Cancel() override {}
+  void Close() override {}
+
+ private:
+  int64_t bytes_;
+  int64_t next_ = 0;
+};
+
+// What an op making a new output does: allocate it and fill it.
+Status CopyPayload(Element* e) {
+  const std::string& in = (*e)[0].raw();
+  Tensor t(DType::kUint8, {static_cast<int64_t>(in.size())});
+  std::memcpy(t.raw().data(), in.data(), in.size());
+  (*e)[0] = std::move(t);
+  return Status::OK();
+}
+
+// What a consumer does with an element: reads it (a byte per cache line).
+uint64_t Touch(const Element& e) {
+  uint64_t sum = 0;
+  const std::string& r = e[0].raw();
+  for (size_t i = 0; i < r.size(); i += 64) sum += static_cast<unsigned char>(r[i]);
+  return sum;
 }
 
 // Per element over about `seconds`: process CPU and wall nanoseconds.
@@ -84,6 +122,37 @@ PerElement TimePool(int parallelism, int64_t capacity, int64_t max_chunk, double
   return t;
 }
 
+// Extra CPU per element of `bytes`-byte payloads made by CopyPayload through
+// the pool (chunked, as in runs) over the same inline, nanoseconds.
+double PayloadHandoff(int parallelism, int64_t bytes, double seconds) {
+  uint64_t sink = 0;
+  PayloadIterator source(bytes);
+  Element e;
+  bool end = false;
+  const PerElement inline_cost = Time(seconds / 2, [&] {
+    (void)source.GetNext(&e, &end);
+    (void)CopyPayload(&e);
+    sink += Touch(e);
+  });
+  OrderedPoolSpec spec;
+  spec.parallelism = parallelism;
+  spec.capacity = parallelism;
+  spec.work = [](std::vector<Element>& in, uint64_t, Element* out) {
+    out->swap(in[0]);
+    return CopyPayload(out);
+  };
+  auto pool = MakeOrderedPoolIterator(std::make_unique<PayloadIterator>(bytes), std::move(spec));
+  for (int i = 0; i < 2000; ++i) (void)pool->GetNext(&e, &end);
+  const PerElement pooled = Time(seconds / 2, [&] {
+    (void)pool->GetNext(&e, &end);
+    sink += Touch(e);
+  });
+  pool->Close();
+  // Keeps the reads from being optimised away without a volatile.
+  if (sink == 1) return 0;
+  return pooled.cpu_ns - inline_cost.cpu_ns;
+}
+
 // The nodes `root` depends on (inputs and functions), root included.
 std::set<int> Closure(const ProgramGraph& g, int root) {
   std::set<int> seen;
@@ -99,8 +168,12 @@ std::set<int> Closure(const ProgramGraph& g, int root) {
 
 }  // namespace
 
+// Payload sizes the price per element and per byte are fitted between.
+constexpr int64_t kSmallPayload = 128;
+constexpr int64_t kLargePayload = 8192;
+
 HandoffCost MeasureHandoff(int parallelism, double seconds) {
-  const double phase = seconds / 4;
+  const double phase = seconds / 6;
   CountingIterator source;
   Element e;
   bool end = false;
@@ -116,6 +189,10 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   c.cpu_ns = std::max(1.0, alone.cpu_ns - inline_cost.cpu_ns);
   c.latency_ns = std::max(1.0, round_trip.wall_ns - inline_cost.wall_ns);
   c.chunked_cpu_ns = std::max(1.0, chunked.cpu_ns - inline_cost.cpu_ns);
+  const double small = std::max(c.chunked_cpu_ns, PayloadHandoff(parallelism, kSmallPayload, phase));
+  const double large = std::max(small, PayloadHandoff(parallelism, kLargePayload, phase));
+  c.payload_cpu_ns_per_byte = (large - small) / static_cast<double>(kLargePayload - kSmallPayload);
+  c.payload_cpu_ns = small;
   return c;
 }
 

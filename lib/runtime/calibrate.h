@@ -40,6 +40,16 @@ struct HandoffCost {
   // Extra CPU per element when the pool groups cheap elements into chunks,
   // as it does in runs; nanoseconds (near zero when chunking works).
   double chunked_cpu_ns = 0;
+  // The same, for elements as real ops make them: a payload in a buffer of
+  // its own, allocated by the worker that made it, read and freed by the
+  // consumer. Per element at 128 bytes, and per byte beyond. The scalars
+  // above live inside their tensor and are recycled, which real outputs
+  // are not: a pooled map of 128-byte elements paid 200-250 ns of CPU per
+  // element more than inline where the scalars paid 20-50 (the memory
+  // crosses cores, and the allocator frees it on a thread that did not
+  // allocate it). Zero when not measured.
+  double payload_cpu_ns = 0;
+  double payload_cpu_ns_per_byte = 0;
 };
 
 // Measures HandoffCost at `parallelism` workers for about `seconds` in all
