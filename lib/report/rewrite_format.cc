@@ -88,6 +88,7 @@ std::string RewriteJson(const RewriteResult& r, const std::string& trace, const 
                        {"after", c.after}, {"why", c.why}, {"predicted_after", c.predicted_after}});
   }
   j["changes"] = changes;
+  j["notes"] = r.notes;
   return j.dump(2) + "\n";
 }
 
@@ -107,7 +108,8 @@ std::string RewriteText(const RewriteResult& r, const std::string& trace, const 
   out += "; memory held about " + units::FormatBytes(r.memory_bytes) + "\n";
   out += "plan (GLPK):\n" + PlanText(r.plan);
   if (r.changes.empty()) {
-    out += "changes: none (the pipeline is already as the plan wants it)\n";
+    out += r.notes.empty() ? "changes: none (the pipeline is already as the plan wants it)\n"
+                           : "changes: none\n";
   } else {
     out += "changes:\n";
     size_t w_node = 4, w_what = 6;
@@ -122,6 +124,10 @@ std::string RewriteText(const RewriteResult& r, const std::string& trace, const 
       out += head + (c.before.empty() ? "added: " + c.after : c.before + " -> " + c.after) + "\n";
       out += std::string(w_node + w_what + 6, ' ') + "why: " + c.why + "\n";
     }
+  }
+  if (!r.notes.empty()) {
+    out += "left out:\n";
+    for (const auto& n : r.notes) out += "  - " + n + "\n";
   }
   if (!output.empty()) out += "wrote " + output + "\n";
   return out;
@@ -176,6 +182,7 @@ std::string TfAdviceJson(const analysis::Analysis& a, const RewriteResult& r,
                      {"predicted_after", e.predicted_after}});
   }
   j["advice"] = items;
+  j["notes"] = r.notes;
   j["plan"] = PlanJson(r.plan);
   return j.dump(2) + "\n";
 }

@@ -2,6 +2,8 @@
 // prefetch; then checks the result is a valid pipeline.
 #include "rewrite/rewriter.h"
 
+#include "rewrite/emitted_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -150,24 +152,133 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   }
 }
 
-// The model of a pipeline built from the traced one: its own thread groups
-// (new threads, a prefetch, a cache) over the traced services, the cores
-// against the CPU that still works, and `ceiling` (the plan's storage and
-// cache bound).
-struct Costs {
-  std::unordered_map<std::string, double> service;
-  double cpu = 0;
+// A configuration must beat the one it replaces by this much for the
+// model to call it a gain: below it, an added thread, cache or prefetch
+// costs memory and hand-offs for nothing the model can see.
+constexpr double kGain = 0.01;
+
+struct SearchResult {
+  bool cache = false;
+  bool kept_as_given = false;
+  double given = 0;
+  double with_cache = 0;
+  double without_cache = 0;
 };
 
-StatusOr<double> Predict(const schema::Pipeline& program, const Costs& costs, int cores, double step,
-                         double ceiling) {
-  double x = ceiling;
-  auto emitted = ProgramGraph::Build(program, "the rewritten pipeline");
-  if (!emitted.ok()) return Status::Internal(emitted.status().message());
-  const auto groups = analysis::TightestGroup(*emitted, costs.service, step);
-  if (groups) x = std::min(x, groups->throughput);
-  if (costs.cpu > 0) x = std::min(x, cores / costs.cpu);
-  return x;
+// A knob the search moves: it has work, and it does not wait (a waiting
+// stage's threads come from Little's law, AddWaitThreads).
+bool Searchable(const Knob& k) { return k.active && k.cost > 0 && k.wait_threads == 0; }
+
+// Hill-climbs the knobs' integer parallelism from the rounded plan with
+// `predict(pipeline, cached)`: each step takes the best single move (a
+// knob one thread up or down, down to inline) that gains kGain, under the
+// core budget; then gives back every thread the model says gains nothing.
+// With `cache_choice`, does so with and without the plan's cache and
+// keeps the cache only if it gains. Finally compares with the pipeline as
+// given, which wins unless beaten by kGain. Sets the knobs' parallelism.
+template <typename Predict>
+StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<Knob>& knobs, int budget,
+                                         bool cache_choice, bool cached_as_given, const analysis::Plan& plan,
+                                         Predict&& predict) {
+  auto build = [&](const std::vector<int>& par, bool insert_cache) {
+    schema::Pipeline p = graph.program();
+    for (size_t j = 0; j < knobs.size(); ++j) {
+      schema::Node* node = p.mutable_nodes(knobs[j].node);
+      if (knobs[j].op->has_function() && par[j] > knobs[j].op->cycle_length(*node)) {
+        knobs[j].op->set_cycle_length(node, par[j]);
+      }
+      knobs[j].op->set_parallelism(node, par[j]);
+    }
+    if (insert_cache) {
+      InsertAbove(&p, plan.cache_node,
+                  MakeCacheNode(UniqueName(p, plan.cache_node + "_cache"), plan.cache_node, plan.cache_file));
+    }
+    return p;
+  };
+  auto holds = [&](const std::vector<int>& par) {
+    int t = 0;
+    for (size_t j = 0; j < knobs.size(); ++j) {
+      const int p = par[j] - knobs[j].wait_threads;
+      t += par[j] > 1 && p > 1 ? p : 0;
+    }
+    return t;
+  };
+  std::vector<int> start;
+  for (const auto& k : knobs) start.push_back(k.parallelism);
+
+  struct Best {
+    std::vector<int> par;
+    double x = 0;
+  };
+  auto climb = [&](bool cached) -> StatusOr<Best> {
+    const bool insert = cached && cache_choice;
+    Best best{start, 0};
+    PLUMBER_ASSIGN_OR_RETURN(best.x, predict(build(best.par, insert), cached));
+    // Each step moves one knob: a few dozen steps cover any plausible
+    // distance from the rounded plan.
+    for (int step = 0; step < 32; ++step) {
+      std::optional<Best> move;
+      for (size_t j = 0; j < knobs.size(); ++j) {
+        if (!Searchable(knobs[j])) continue;
+        for (int delta : {+1, -1}) {
+          std::vector<int> q = best.par;
+          q[j] += delta;
+          if (q[j] < 1 || q[j] > knobs[j].max_threads) continue;
+          if (delta > 0 && holds(q) > std::max(budget, holds(best.par))) continue;
+          PLUMBER_ASSIGN_OR_RETURN(double x, predict(build(q, insert), cached));
+          if (x > best.x * (1 + kGain) && (!move || x > move->x)) move = Best{q, x};
+        }
+      }
+      if (!move) break;
+      best = std::move(*move);
+    }
+    // Threads the model says gain nothing go back, down to what the
+    // pipeline had: each may cost at most kGain of the peak, in all.
+    const double peak = best.x;
+    for (size_t j = 0; j < knobs.size(); ++j) {
+      if (!Searchable(knobs[j])) continue;
+      while (best.par[j] > std::max(1, knobs[j].current)) {
+        std::vector<int> q = best.par;
+        --q[j];
+        PLUMBER_ASSIGN_OR_RETURN(double x, predict(build(q, insert), cached));
+        if (x < peak * (1 - kGain)) break;
+        best = Best{q, x};
+      }
+    }
+    return best;
+  };
+
+  SearchResult r;
+  Best chosen;
+  if (cache_choice) {
+    PLUMBER_ASSIGN_OR_RETURN(Best with, climb(true));
+    PLUMBER_ASSIGN_OR_RETURN(Best without, climb(false));
+    r.with_cache = with.x;
+    r.without_cache = without.x;
+    r.cache = with.x > without.x * (1 + kGain);
+    chosen = r.cache ? with : without;
+  } else {
+    PLUMBER_ASSIGN_OR_RETURN(chosen, climb(cached_as_given));
+  }
+  PLUMBER_ASSIGN_OR_RETURN(r.given, predict(graph.program(), cached_as_given));
+  if (!(chosen.x > r.given * (1 + kGain))) {
+    r.kept_as_given = true;
+    r.cache = false;
+    for (auto& k : knobs) {
+      k.parallelism = k.current;
+      k.wait_threads = 0;
+      k.why = "kept as given";
+    }
+    return r;
+  }
+  for (size_t j = 0; j < knobs.size(); ++j) {
+    Knob& k = knobs[j];
+    if (chosen.par[j] == k.parallelism) continue;
+    k.why += "; the model, searching whole threads around the plan, predicts most at " +
+             std::to_string(chosen.par[j]) + (chosen.par[j] == 1 ? " (inline: no hand-off to pay)" : "");
+    k.parallelism = chosen.par[j];
+  }
+  return r;
 }
 
 }  // namespace
@@ -187,18 +298,6 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   // plan's costs (the stages under the cache idle) and ceiling; before a
   // new cache goes in, every stage works at its traced cost and the plan
   // without a cache bounds it.
-  const double step = std::max(0.0, report.header.options().step_time_seconds());
-  Costs traced_costs, planned_costs;
-  for (const auto& m : report.nodes) {
-    if (!m.reliable || !m.steady_state_cost) continue;
-    traced_costs.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
-    traced_costs.cpu += m.cpu_seconds_per_minibatch;
-  }
-  for (const auto& s : plan.stages) {
-    if (!s.active) continue;
-    planned_costs.service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
-    planned_costs.cpu += s.cpu_seconds_per_minibatch;
-  }
   bool already_cached = false;
   for (int i = 0; i < graph.size(); ++i) {
     const auto& in = graph.inputs(i);
@@ -207,21 +306,21 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       already_cached = true;
     }
   }
-  const bool adds_cache = !plan.cache_node.empty() && !already_cached;
+  const EmittedModel model(report, plan);
+  // The cache the plan places, if the model says it pays (decided below).
+  bool adds_cache = !plan.cache_node.empty() && !already_cached;
   bool before_new_cache = adds_cache;  // while the cache the plan adds is not in yet
-  auto predict_now = [&]() -> StatusOr<double> {
-    return before_new_cache ? Predict(out, traced_costs, report.cores, step, plan.throughput_without_cache)
-                            : Predict(out, planned_costs, report.cores, step, plan.throughput);
-  };
+  auto predict = [&](const schema::Pipeline& p, bool cached) { return model.Predict(p, cached); };
+  auto predict_now = [&]() -> StatusOr<double> { return predict(out, !before_new_cache); };
   // Stamps the changes made since the last call with the model's value now.
   // Each value builds the program's graph: per knob on programs of up to
   // kStampEachKnobNodes nodes, else once per phase (parallelism, cache,
   // prefetch), so a program of thousands of knobs is not rebuilt thousands
   // of times.
   size_t stamped = 0;
-  const bool stamp_each_knob = graph.size() <= kStampEachKnobNodes;
+  const bool small_program = graph.size() <= kStampEachKnobNodes;
   auto stamp = [&](bool phase_end) -> Status {
-    if (stamped == result.changes.size() || (!phase_end && !stamp_each_knob)) return Status::OK();
+    if (stamped == result.changes.size() || (!phase_end && !small_program)) return Status::OK();
     PLUMBER_ASSIGN_OR_RETURN(double x, predict_now());
     for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = x;
     return Status::OK();
@@ -253,6 +352,29 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   }
   AssignParallelism(knobs, report.cores);
   AddWaitThreads(knobs, plan.unbounded ? 0.0 : plan.throughput);
+
+  // The LP's answer rounded is a start, not the answer: the model prices
+  // each hand-off the rounding adds, so the rewrite searches the integer
+  // neighbourhood with it (SearchParallelism) and keeps a cache only if the
+  // model says it pays. On programs of over kStampEachKnobNodes nodes each
+  // evaluation builds a large graph, and the rounded plan stands.
+  if (small_program) {
+    PLUMBER_ASSIGN_OR_RETURN(SearchResult searched, SearchParallelism(graph, knobs, report.cores, adds_cache,
+                                                                      !before_new_cache, plan, predict));
+    if (adds_cache && !searched.cache) {
+      if (!searched.kept_as_given) {
+        result.notes.push_back("no cache after " + plan.cache_node + ": the model predicts " +
+                               FormatSignificant(searched.without_cache, 4) + " minibatches/s without it and " +
+                               FormatSignificant(searched.with_cache, 4) + " with it");
+      }
+      adds_cache = false;  // and before_new_cache stays true: the traced costs hold
+    }
+    if (searched.kept_as_given) {
+      result.notes.push_back("the pipeline's parallelism is kept as given: the model predicts no configuration it "
+                             "searched above the " +
+                             FormatSignificant(searched.given, 4) + " minibatches/s of the pipeline as given");
+    }
+  }
 
   for (const auto& k : knobs) {
     schema::Node* node = out.mutable_nodes(k.node);
@@ -309,7 +431,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       InsertAbove(&out, plan.cache_node, std::move(cache));
     }
     PLUMBER_RETURN_IF_ERROR(stamp(/*phase_end=*/true));
-    if (plan.cache_file.empty()) result.memory_bytes += plan.cache_bytes;
+    if (plan.cache_file.empty() && (adds_cache || already_cached)) result.memory_bytes += plan.cache_bytes;
   }
 
   // ---- Prefetch at the output --------------------------------------------
@@ -353,10 +475,32 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       }
       result.memory_bytes += std::max<int64_t>(buffer, had) * element_bytes;
     } else if (root_model != nullptr) {
+      // A new prefetch gives the pipeline above it a thread of its own and
+      // pays a hand-off per batch: added only where the model says the
+      // thread gains (a consumer with a step to overlap, or a pipeline
+      // whose groups it splits), on programs small enough to ask it.
       schema::Node prefetch = MakePrefetchNode(UniqueName(out, root + "_prefetch"), root, buffer);
-      result.changes.push_back({prefetch.name(), "prefetch", "", "buffer_size " + std::to_string(buffer), why});
-      InsertAbove(&out, root, std::move(prefetch));
-      result.memory_bytes += buffer * element_bytes;
+      schema::Pipeline with_prefetch = out;
+      InsertAbove(&with_prefetch, root, prefetch);
+      bool pays = true;
+      std::string gain;
+      if (small_program) {
+        PLUMBER_ASSIGN_OR_RETURN(double without, predict_now());
+        PLUMBER_ASSIGN_OR_RETURN(double with, predict(with_prefetch, !before_new_cache));
+        pays = with > without * (1 + kGain);
+        gain = "; the model predicts " + FormatSignificant(with, 4) + " minibatches/s with it, " +
+               FormatSignificant(without, 4) + " without";
+        if (!pays) {
+          result.notes.push_back("no prefetch at the output: the model predicts " + FormatSignificant(with, 4) +
+                                 " minibatches/s with it and " + FormatSignificant(without, 4) +
+                                 " without");
+        }
+      }
+      if (pays) {
+        result.changes.push_back({prefetch.name(), "prefetch", "", "buffer_size " + std::to_string(buffer), why + gain});
+        out = std::move(with_prefetch);
+        result.memory_bytes += buffer * element_bytes;
+      }
     }
   }
 
@@ -367,7 +511,6 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
 
   // ---- Predicted throughput after -------------------------------------------
   // The model of exactly the emitted pipeline.
-  before_new_cache = false;
   PLUMBER_ASSIGN_OR_RETURN(result.predicted_after, predict_now());
   // The prefetch, the last change if any, is priced by that same model.
   for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = result.predicted_after;

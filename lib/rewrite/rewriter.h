@@ -55,6 +55,9 @@ struct RewriteResult {
   // Bytes the rewritten pipeline is expected to hold in memory: the cache
   // plus the buffers already measured plus the added prefetch.
   double memory_bytes = 0;
+  // What the plan proposed that the rewrite left out, and why (a cache or
+  // a prefetch the model says gains nothing; the pipeline kept as given).
+  std::vector<std::string> notes;
 };
 
 // The analysis gives the traced program and the model of the machine to

@@ -1,0 +1,126 @@
+// The model of an emitted pipeline; see emitted_model.h.
+#include "rewrite/emitted_model.h"
+
+#include <algorithm>
+
+#include "analysis/thread_groups.h"
+
+namespace plumber::rewrite {
+namespace {
+
+// A node's output that another thread consumes: the owner of a thread
+// group (a pool's, a prefetch's, a parallel interleave's workers) hands
+// each element it makes to the thread of its consumer.
+std::set<std::string> HandsOff(const ProgramGraph& g) {
+  std::set<std::string> names;
+  for (const auto& group : analysis::BuildThreadGroups(g).groups) {
+    if (group.owner >= 0 && !group.serialized) names.insert(g.name(group.owner));
+  }
+  return names;
+}
+
+}  // namespace
+
+double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
+  if (!known) return 0;
+  const double chunk = std::clamp(1e6 / std::max(1.0, work_ns), 1.0, 2048.0);
+  double ns = per_handoff_ns / chunk;
+  if (bytes <= 15 || payload_ns <= 0) {
+    ns += chunked_ns;
+  } else {
+    ns += payload_ns + per_byte_ns * std::max(0.0, bytes - 128);
+  }
+  return ns * 1e-9;
+}
+
+EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan)
+    : report_(report), plan_(plan) {
+  step_ = std::max(0.0, report.header.options().step_time_seconds());
+  traced_handoffs_ = HandsOff(report.program_graph());
+  if (report.header.machine().has_handoff()) {
+    const schema::HandoffCost& h = report.header.machine().handoff();
+    price_.known = h.cpu_ns() > 0;
+    price_.per_handoff_ns = h.cpu_ns();
+    price_.chunked_ns = h.chunked_cpu_ns();
+    price_.payload_ns = h.payload_cpu_ns();
+    price_.per_byte_ns = h.payload_cpu_ns_per_byte();
+  }
+  for (const auto& m : report.nodes) {
+    if (!m.reliable || !m.steady_state_cost) continue;
+    traced_.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
+    traced_.cpu += m.cpu_seconds_per_minibatch;
+  }
+  for (const auto& s : plan.stages) {
+    if (!s.active) continue;
+    planned_.service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
+    planned_.cpu += s.cpu_seconds_per_minibatch;
+  }
+}
+
+// The traced node whose elements node i carries: itself, or for a node the
+// rewrite inserted (a cache, a prefetch) the node it serves.
+const analysis::NodeModel* EmittedModel::Carried(const ProgramGraph& g, int i) const {
+  for (int at = i; at >= 0;) {
+    if (const analysis::NodeModel* m = report_.Find(g.name(at))) return m;
+    const auto& in = g.inputs(at);
+    at = in.size() == 1 ? in[0] : -1;
+  }
+  return nullptr;
+}
+
+// CPU seconds per minibatch that handing node i's output costs.
+double EmittedModel::PriceSeconds(const ProgramGraph& g, int i) const {
+  const analysis::NodeModel* m = Carried(g, i);
+  if (m == nullptr || m->visit_ratio <= 0) return 0;
+  const double work_ns = 1e9 * m->cpu_seconds_per_minibatch / m->visit_ratio;
+  return m->visit_ratio * price_.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
+}
+
+StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cached) const {
+  const Costs& costs = cached ? planned_ : traced_;
+  double x = cached ? plan_.throughput : plan_.throughput_without_cache;
+  auto emitted = ProgramGraph::Build(program, "the rewritten pipeline");
+  if (!emitted.ok()) return Status::Internal(emitted.status().message());
+  const ProgramGraph& g = *emitted;
+  Costs priced = costs;
+  const std::set<std::string> now = HandsOff(g);
+  for (int i = 0; i < g.size(); ++i) {
+    const std::string& name = g.name(i);
+    const bool added = now.count(name) && !traced_handoffs_.count(name);
+    const bool removed = !now.count(name) && traced_handoffs_.count(name);
+    // A node under the cache makes nothing in steady state.
+    const analysis::NodeModel* m = Carried(g, i);
+    if ((!added && !removed) || m == nullptr || !costs.service.count(m->name)) continue;
+    // The traced costs hold the price of the hand-offs traced: a stage made
+    // inline stops paying it.
+    const double price = (added ? 1.0 : -1.0) * PriceSeconds(g, i);
+    // The maker's threads pay about half (handing over), its consumer the
+    // other half (taking, reading memory another core wrote, freeing it).
+    auto charge = [&](const std::string& who, double seconds) {
+      double& s = priced.service[who];
+      s = std::max(0.0, s + seconds);
+    };
+    charge(name, price / 2);
+    const auto& consumers = g.consumers(i);
+    if (!consumers.empty()) charge(g.name(consumers[0]), price / 2);
+    priced.cpu = std::max(0.0, priced.cpu + price);
+  }
+  const auto groups = analysis::TightestGroup(g, priced.service, step_);
+  if (groups) x = std::min(x, groups->throughput);
+  if (priced.cpu > 0) x = std::min(x, report_.cores / priced.cpu);
+  return x;
+}
+
+StatusOr<double> EmittedModel::PredictEmitted(const schema::Pipeline& program) const {
+  bool cached = plan_.cache_node.empty();
+  auto g = ProgramGraph::Build(program, "the rewritten pipeline");
+  if (!g.ok()) return Status::Internal(g.status().message());
+  for (int i = 0; i < g->size() && !cached; ++i) {
+    const auto& in = g->inputs(i);
+    cached = g->op(i).caches &&
+             (g->name(i) == plan_.cache_node || (in.size() == 1 && g->name(in[0]) == plan_.cache_node));
+  }
+  return Predict(program, cached);
+}
+
+}  // namespace plumber::rewrite

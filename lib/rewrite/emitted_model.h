@@ -1,0 +1,71 @@
+// The model of a pipeline the rewrite emits (DESIGN.md 4.1, issue 16): the
+// traced costs of its nodes, its own thread groups (new threads, a
+// prefetch, a cache), the cores against the CPU that still works, the
+// plan's storage and cache bound, and the price of every hand-off between
+// threads it adds or removes. The rewrite asks it of every configuration
+// it considers, and its answer for the emitted pipeline is the prediction
+// the rewrite reports, so anyone can re-evaluate a rewrite's output here.
+#pragma once
+
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "analysis/analysis.h"
+#include "analysis/plan.h"
+#include "base/status.h"
+#include "pipeline.pb.h"
+#include "pipeline/program_graph.h"
+
+namespace plumber::rewrite {
+
+// What handing one element between threads costs, in CPU seconds, from the
+// machine's calibration (runtime/calibrate.h, the trace's machine.handoff):
+// elements whose payload lives inside the tensor (up to 15 bytes,
+// std::string's inline buffer) at the scalars' chunked price, larger ones
+// at the price of a payload of their own (128 bytes, and per byte beyond);
+// plus one hand-off with its wake-up per chunk, a pool's chunk holding
+// about a millisecond of work. Zero for traces without the calibration.
+struct HandoffPrice {
+  bool known = false;
+  double per_handoff_ns = 0;
+  double chunked_ns = 0;
+  double payload_ns = 0;
+  double per_byte_ns = 0;
+
+  double SecondsPerElement(double bytes, double work_ns) const;
+};
+
+class EmittedModel {
+ public:
+  EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan);
+
+  // Minibatches/s the model predicts for `program`, a rewrite of the traced
+  // one with the same node names. `cached`: the plan's cache is in it (or
+  // the plan has none), so the nodes under it idle and the plan with the
+  // cache bounds it; else every node works at its traced cost and the plan
+  // without a cache bounds it.
+  StatusOr<double> Predict(const schema::Pipeline& program, bool cached) const;
+
+  // Predict, with `cached` read off the program: what a rewrite reports.
+  StatusOr<double> PredictEmitted(const schema::Pipeline& program) const;
+
+  const HandoffPrice& price() const { return price_; }
+
+ private:
+  struct Costs {
+    std::unordered_map<std::string, double> service;
+    double cpu = 0;
+  };
+  const analysis::NodeModel* Carried(const ProgramGraph& g, int i) const;
+  double PriceSeconds(const ProgramGraph& g, int i) const;
+
+  const analysis::Analysis& report_;
+  const analysis::Plan& plan_;
+  HandoffPrice price_;
+  std::set<std::string> traced_handoffs_;
+  Costs traced_, planned_;
+  double step_ = 0;
+};
+
+}  // namespace plumber::rewrite

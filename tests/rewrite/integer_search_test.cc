@@ -1,0 +1,145 @@
+// The rewrite's integer search (issue 16): parallelism has a price (the
+// machine's calibrated hand-off, per element and per byte), inline or
+// pooled is a choice the model makes, and what the rewrite reports is the
+// model's value for exactly the pipeline it emits. Synthetic traces on 2
+// cores; every cost is stated in the test.
+#include <catch2/catch.hpp>
+
+#include "rewrite/emitted_model.h"
+#include "rewrite/rewriter.h"
+#include "trace_builder.h"
+#include "pipeline/op_table.h"
+#include "pipeline/validate.h"
+
+using namespace plumber;
+using namespace plumber::rewrite;
+using analysis::testing::TraceBuilder;
+
+namespace {
+
+// The calibration `plumber run` records, at round values of the size this
+// machine measures: 10 us per hand-off with a wake-up, 30 ns per chunked
+// scalar, 150 ns per 128-byte element of its own and 0.1 ns per byte beyond.
+void Calibrated(TraceBuilder& b) {
+  auto* h = b.header().mutable_machine()->mutable_handoff();
+  h->set_parallelism(2);
+  h->set_cpu_ns(10'000);
+  h->set_latency_ns(20'000);
+  h->set_chunked_cpu_ns(30);
+  h->set_payload_cpu_ns(150);
+  h->set_payload_cpu_ns_per_byte(0.1);
+}
+
+int Parallelism(const schema::Pipeline& p, const std::string& name) {
+  for (const auto& n : p.nodes()) {
+    if (n.name() == name) return NodeParallelism(n);
+  }
+  FAIL("no node " << name);
+  return 0;
+}
+
+bool Has(const schema::Pipeline& p, const std::string& op) {
+  for (const auto& n : p.nodes()) {
+    if (n.op() == op) return true;
+  }
+  return false;
+}
+
+// Rewrites and checks what every rewrite must hold: a valid pipeline, never
+// predicted below the pipeline as given, and the reported prediction is
+// the model's value for the emitted pipeline, evaluated afresh.
+RewriteResult RewriteChecked(const TraceBuilder& b) {
+  auto report = b.Analyze();
+  REQUIRE(report.ok());
+  auto r = Rewrite(*report);
+  REQUIRE(r.ok());
+  CHECK(ValidatePipeline(r->pipeline).empty());
+  CHECK(r->predicted_after >= r->predicted_before * (1 - 1e-9));
+  auto again = EmittedModel(*report, r->plan).PredictEmitted(r->pipeline);
+  REQUIRE(again.ok());
+  CHECK(*again == Approx(r->predicted_after).epsilon(1e-12));
+  return *r;
+}
+
+}  // namespace
+
+TEST_CASE("maps of 2 us and 2 ms per element: only the 2 ms one is pooled", "[rewrite][search]") {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 1000000}},
+    {"name": "slow", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 2000}}]}},
+    {"name": "fast", "op": "map", "inputs": ["slow"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 2}}]}},
+    {"name": "batch", "op": "batch", "inputs": ["fast"], "batch": {"batch_size": 8}}]})",
+                 2);
+  Calibrated(b);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  // 5000 elements of 8 bytes in 10 s, all on the consumer's thread.
+  TraceBuilder::Node(s, "src", {5000, 40'000, 500'000, 0, 0});
+  TraceBuilder::Node(s, "slow", {5000, 40'000, 9'980'000'000, 0, 5000});
+  TraceBuilder::Node(s, "fast", {5000, 40'000, 10'000'000, 0, 5000});
+  TraceBuilder::Node(s, "batch", {625, 40'000, 1'000'000, 0, 5000});
+  const RewriteResult r = RewriteChecked(b);
+  CHECK(Parallelism(r.pipeline, "slow") == 2);
+  CHECK(Parallelism(r.pipeline, "fast") == 1);
+  // Two cores on the 2 ms burn, less its hand-offs: nearly twice as fast.
+  CHECK(r.predicted_after > 1.9 * r.predicted_before);
+  CHECK(r.predicted_after < 2.0 * r.predicted_before);
+}
+
+namespace {
+
+// src -> decode (1 ms, deterministic) -> repeat -> flip (random, `flip_ns`
+// per element) -> batch(8), elements of `bytes`: the plan caches decode's
+// output (320 elements) and the flip is all the work left.
+TraceBuilder CachedThenCheap(int64_t bytes, int64_t flip_ns) {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 320}},
+    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},
+    {"name": "again", "op": "repeat", "inputs": ["decode"]},
+    {"name": "flip", "op": "map", "inputs": ["again"], "map": {"udf": [{"op": "random_flip_left_right"}]}},
+    {"name": "batch", "op": "batch", "inputs": ["flip"], "batch": {"batch_size": 8}}]})",
+                 2);
+  Calibrated(b);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  const int64_t n = 9600;  // 30 epochs of 320 in 10 s
+  TraceBuilder::Node(s, "src", {n, n * 8, 1'000'000, 0, 0});
+  TraceBuilder::Node(s, "decode", {n, n * bytes, n * 1'000'000 - n * flip_ns, 0, n});
+  TraceBuilder::Node(s, "again", {n, n * bytes, 1'000'000, 0, n});
+  TraceBuilder::Node(s, "flip", {n, n * bytes, n * flip_ns, 0, n});
+  TraceBuilder::Node(s, "batch", {n / 8, n * bytes, 1'000'000, 0, n});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a cheap random op after a cache is pooled only when its work outweighs its hand-off", "[rewrite][search]") {
+  SECTION("3 us on 64 KiB elements: a hand-off costs 6.7 us, so it stays inline") {
+    const RewriteResult r = RewriteChecked(CachedThenCheap(65536, 3'000));
+    CHECK(Has(r.pipeline, "cache"));
+    CHECK(Parallelism(r.pipeline, "flip") == 1);
+  }
+  SECTION("20 us on 1 KiB elements: a hand-off costs 0.24 us, so it takes both cores") {
+    const RewriteResult r = RewriteChecked(CachedThenCheap(1024, 20'000));
+    CHECK(Has(r.pipeline, "cache"));
+    CHECK(Parallelism(r.pipeline, "flip") == 2);
+  }
+}
+
+TEST_CASE("the price of a hand-off: per element, per byte, per chunk", "[rewrite][search]") {
+  HandoffPrice p;
+  p.known = true;
+  p.per_handoff_ns = 10'000;
+  p.chunked_ns = 30;
+  p.payload_ns = 150;
+  p.per_byte_ns = 0.1;
+  // 8-byte scalars live inside their tensor: the chunked price, plus a
+  // hand-off per 2048 elements (the pool's cap) when the work is tiny.
+  CHECK(p.SecondsPerElement(8, 10) * 1e9 == Approx(30 + 10'000.0 / 2048));
+  // 1 KiB elements of 20 us: 50 to a 1 ms chunk.
+  CHECK(p.SecondsPerElement(1024, 20'000) * 1e9 == Approx(150 + 0.1 * 896 + 10'000.0 / 50));
+  // 2 ms elements travel alone: a whole hand-off each.
+  CHECK(p.SecondsPerElement(8, 2'000'000) * 1e9 == Approx(30 + 10'000));
+  // No calibration in the trace: no price.
+  CHECK(HandoffPrice{}.SecondsPerElement(65536, 1) == 0);
+}
