@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)report::FormatHtml(*a);
   if (!a->predicted_throughput) return 0;
   auto rewritten = rewrite::Rewrite(*a);
-  if (rewritten.ok()) (void)report::RewriteText(*rewritten, "fuzz", "");
+  if (rewritten.ok()) (void)report::RewriteText(*a, *rewritten, "fuzz", "");
   (void)analysis::PlanProvisioning(*a, 2 * *a->predicted_throughput, lp::ResourcePrices{});
   analysis::ServiceRequest service;
   service.target = 10 * *a->predicted_throughput;

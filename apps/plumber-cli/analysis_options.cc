@@ -17,7 +17,8 @@ void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags) {
   app.add_option("--window", flags->window,
                  "START:END in seconds since the run began (default: after warm-up to the end); for an imported "
                  "dump, SECONDS: the time its counters cover");
-  app.add_option("--cores", flags->cores, "Cores to plan for (default: the traced machine's)")
+  app.add_option("--cores", flags->cores, "Cores to plan for (default: the cores the run had: the traced machine's, fewer when other processes "
+                 "used some)")
       ->check(CLI::PositiveNumber);
   app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)");
   app.add_option("--disk-bandwidth", flags->disk_bandwidth,

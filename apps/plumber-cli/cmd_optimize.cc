@@ -153,7 +153,10 @@ Handler SetupOptimize(CLI::App& app) {
   auto f = std::make_shared<OptimizeFlags>();
   app.add_option("PIPELINE", f->pipeline, "Pipeline definition to optimize (JSON or binary)")->required();
   app.add_option("-o,--output", f->output, "Write the best pipeline here (default: PIPELINE.optimized.json)");
-  app.add_option("--cores", f->cores, "Cores to plan for (default: this machine's)")->check(CLI::PositiveNumber);
+  app.add_option("--cores", f->cores,
+                 "Cores to plan for (default: the cores each run had: this machine's, fewer when other processes "
+                 "used some)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--mem", f->mem, "Memory a cache may use, e.g. 8G (default: this machine's available)");
   app.add_option("--disk-bandwidth", f->disk_bandwidth, "Storage bandwidth to plan for, e.g. 100MB/s");
   app.add_option("--seconds", f->seconds, "Length of each traced run (default 5s)");

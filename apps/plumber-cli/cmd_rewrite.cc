@@ -73,8 +73,8 @@ int RunRewrite(const RewriteFlags& f) {
                                      : report::TfAdviceText(*report, *result, advice));
     return kExitOk;
   }
-  const std::string text = f.format == "json" ? report::RewriteJson(*result, f.analysis.trace, f.output)
-                                              : report::RewriteText(*result, f.analysis.trace, f.output);
+  const std::string text = f.format == "json" ? report::RewriteJson(*report, *result, f.analysis.trace, f.output)
+                                              : report::RewriteText(*report, *result, f.analysis.trace, f.output);
   if (!f.output.empty()) {
     if (Status s = WritePipeline(env, f.output, result->pipeline, *encoding); !s.ok()) return ReportError(s);
     std::cout << text;

@@ -60,6 +60,17 @@ enum class Limit {
 };
 const char* LimitName(Limit limit);
 
+// Where the cores planned for come from.
+enum class CoresFrom {
+  kGiven,    // --cores
+  kRun,      // what the run had: clearly fewer than the machine's, since
+             // other processes used the rest
+  kMachine,  // the machine's (the trace's Machine.cores)
+  kAssumed,  // 1: neither --cores nor the trace says
+};
+// "given", "run", "machine", "assumed": the JSON report's machine.cores_from.
+const char* CoresFromName(CoresFrom from);
+
 struct NodeModel {
   std::string name;
   std::string op;
@@ -190,7 +201,22 @@ struct Analysis {
   std::optional<double> consumer_wait_fraction;
 
   // The machine planned for: the trace's, with the what-if overrides.
+  // The cores are --cores when given, else the cores the run had when
+  // clearly fewer than the machine's, else the machine's (model.cc).
   int cores = 0;
+  CoresFrom cores_from = CoresFrom::kMachine;
+  // Which cores and why, in plain language, for every report: "given by
+  // --cores", "the run had 1.2 of the machine's 2 cores; other processes
+  // used the rest", "the machine's 2 cores". No parentheses, so that a
+  // report can put it in its own.
+  std::string cores_source;
+  // The machine's cores as the trace records them (0: not recorded).
+  int machine_cores = 0;
+  // The cores the run really had over the window: its own CPU time plus
+  // the time the machine's CPUs sat idle, over the window's wall time, at
+  // most machine_cores. Nullopt when the trace does not record the
+  // machine's CPU time (older traces, imported dumps).
+  std::optional<double> effective_cores;
   uint64_t memory_bytes = 0;  // memory a cache may use before the fraction
   uint64_t total_memory_bytes = 0;
   std::optional<double> disk_bandwidth;

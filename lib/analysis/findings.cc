@@ -86,6 +86,14 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
                 "% of the CPU per minibatch (" + units::FormatSeconds(top->cpu_seconds_per_minibatch) + " of " +
                 units::FormatSeconds(r.cpu_seconds_per_minibatch) + ").");
   }
+  if (r.cores_from == CoresFrom::kRun && r.effective_cores) {
+    // A busy machine: the plan is for what the run could get, which the
+    // user may know to be temporary.
+    f.push_back("The run had " + FormatSignificant(*r.effective_cores, 3) + " of the machine's " +
+                std::to_string(r.machine_cores) + " cores (other processes used the rest), so everything here is "
+                "planned for " + std::to_string(r.cores) + (r.cores == 1 ? " core" : " cores") + "; give --cores " +
+                std::to_string(r.machine_cores) + " to plan for the whole machine.");
+  }
   if (r.cpu_bound) {
     std::string s = "At " + std::to_string(r.cores) + " cores the CPU bound is " + rate(*r.cpu_bound);
     if (r.cpu_bound_limit == "cores") {

@@ -24,6 +24,7 @@ class Modeler {
  private:
   Status Window();
   void Machine();
+  void Cores();
   void Imported();
   void Rates();
   void Groups();
@@ -93,11 +94,7 @@ void Modeler::Machine() {
         "the trace does not record waiting (it predates plumber's wait counters): time a node spends on storage "
         "requests or remote calls reads as free, so the model counts CPU only; rerun with this plumber to see it");
   }
-  r_.cores = opt_.cores.value_or(m.cores());
-  if (r_.cores <= 0) {
-    r_.warnings.push_back("the trace does not record the machine's cores; assuming 1 (give --cores)");
-    r_.cores = 1;
-  }
+  Cores();
   r_.total_memory_bytes = static_cast<uint64_t>(std::max<int64_t>(0, m.memory_bytes()));
   if (opt_.memory_bytes) {
     r_.memory_bytes = *opt_.memory_bytes;
@@ -114,6 +111,66 @@ void Modeler::Machine() {
     r_.disk_bandwidth = m.read_bandwidth_bytes_per_s();
     r_.disk_bandwidth_from = "the trace's read throttle";
   }
+}
+
+// Share of the machine's cores under which the cores the run had count as
+// clearly fewer: planning with them then is worth saying so. Above it, the
+// difference is the shell, a monitor or the kernel's 10 ms ticks blurring a
+// short window, and costing a 64-core machine a core for it would be noise.
+constexpr double kClearlyFewerCores = 0.9;
+
+// The cores to plan for: --cores when given; else the cores the run really
+// had (its CPU plus what nobody used) when they are clearly fewer than the
+// machine's, because a plan for the whole machine promises a busy machine
+// what it cannot deliver; else the machine's.
+void Modeler::Cores() {
+  const int machine = t_.header.machine().cores();
+  r_.machine_cores = std::max(0, machine);
+  const auto plural = [](const std::string& n, bool one) { return n + (one ? " core" : " cores"); };
+  if (const auto cpu = ResolveCpuWindow(t_.window); cpu && window_known_ && machine > 0) {
+    const double had = (cpu->process_cpu_seconds + cpu->machine_idle_seconds) / r_.window_seconds;
+    r_.effective_cores = std::min(had, static_cast<double>(machine));
+  } else if (machine > 0 && t_.window.end.has_machine_idle_ns() &&
+             (!t_.window.start || t_.window.start->has_machine_idle_ns())) {
+    // Recorded at both ends, yet unusable: the counters went backwards.
+    r_.warnings.push_back("the machine's CPU time in the trace does not move forward over the window, so the cores "
+                          "the run had are unknown; planning with the machine's");
+  }
+  const std::string had_text =
+      r_.effective_cores ? "the run had " + FormatSignificant(*r_.effective_cores, 3) + " of the machine's " +
+                               plural(std::to_string(machine), machine == 1)
+                         : "";
+  if (opt_.cores) {
+    r_.cores = *opt_.cores;
+    r_.cores_from = CoresFrom::kGiven;
+    r_.cores_source = "given by --cores";
+    if (r_.effective_cores) r_.cores_source += "; " + had_text;
+    return;
+  }
+  if (machine <= 0) {
+    r_.warnings.push_back("the trace does not record the machine's cores; assuming 1 (give --cores)");
+    r_.cores = 1;
+    r_.cores_from = CoresFrom::kAssumed;
+    r_.cores_source = "assumed: the trace does not record the machine's cores; give --cores";
+    return;
+  }
+  // The plan's cores are whole (thread budgets, `rewrite --cores`,
+  // provisioning): the nearest whole number, which errs by at most half a
+  // core either way (rounding down would plan 2.9 cores as 2, near a third
+  // short), and at least 1.
+  if (r_.effective_cores && *r_.effective_cores < kClearlyFewerCores * machine) {
+    const int whole = std::max(1, static_cast<int>(std::lround(*r_.effective_cores)));
+    if (whole < machine) {
+      r_.cores = whole;
+      r_.cores_from = CoresFrom::kRun;
+      r_.cores_source = had_text + "; other processes used the rest";
+      return;
+    }
+  }
+  r_.cores = machine;
+  r_.cores_from = CoresFrom::kMachine;
+  r_.cores_source = "the machine's " + plural(std::to_string(machine), machine == 1);
+  if (r_.effective_cores) r_.cores_source += "; the run had " + FormatSignificant(*r_.effective_cores, 3) + " of them";
 }
 
 // What an imported trace's source could not tell, stated once here for
@@ -257,6 +314,8 @@ void Modeler::Rates() {
     m.steady_state_cost = !(under_cache[i] && m.elements == 0 && m.cpu_seconds == 0);
 
     const bool parallel = g_.op(i).parallelizable();
+    const char* all_cores =
+        r_.cores_from == CoresFrom::kMachine ? "all the machine's cores" : "all the cores planned for";
     // An imported node plumber cannot turn runs at the parallelism it had.
     const bool fixed_parallel = !parallel && m.parallelism > 1;
     const double own_max = parallel ? r_.cores : fixed_parallel ? m.parallelism : 1;
@@ -284,12 +343,12 @@ void Modeler::Rates() {
         m.cap_reason = "cycle_length " + std::to_string(cycle) + " of " + m.interleave;
       } else {
         m.max_cores = r_.cores;
-        m.cap_reason = "all the machine's cores";
+        m.cap_reason = all_cores;
       }
       m.cores_now = std::min(m.max_cores, static_cast<double>(m.parallelism) * own_parallelism(owner));
     } else {
       m.max_cores = own_max;
-      m.cap_reason = parallel         ? "all the machine's cores"
+      m.cap_reason = parallel         ? all_cores
                      : fixed_parallel ? "its imported parallelism (never rewritten)"
                                       : "sequential op";
       m.cores_now = std::min(m.max_cores, static_cast<double>(m.parallelism));
@@ -537,6 +596,16 @@ StatusOr<Analysis> Modeler::Run() {
 }
 
 }  // namespace
+
+const char* CoresFromName(CoresFrom from) {
+  switch (from) {
+    case CoresFrom::kGiven: return "given";
+    case CoresFrom::kRun: return "run";
+    case CoresFrom::kMachine: return "machine";
+    case CoresFrom::kAssumed: return "assumed";
+  }
+  return "machine";
+}
 
 const char* LimitName(Limit limit) {
   switch (limit) {

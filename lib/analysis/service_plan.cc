@@ -176,6 +176,9 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
 
   PLUMBER_ASSIGN_OR_RETURN(Plan one, MakePlan(machine));
   p.machine_cores = machine.cores;
+  p.machine_cores_from = machine.cores_from;
+  p.machine_cores_source = machine.cores_source;
+  p.machine_cores_noted = machine.cores_from != CoresFrom::kMachine || machine.effective_cores.has_value();
   p.machine_memory_bytes = machine.memory_bytes;
   p.single_machine_rate = one.throughput;
   p.single_machine_binding = Binding(one);
@@ -269,7 +272,9 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   const std::string n = std::to_string(p.sizing.workers);
   p.assumptions.push_back("the " + n + " worker(s) are identical: " + Cores(p.worker_cores) + " and " +
                           units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
-                          (p.worker_overridden ? "as --worker-cores/--worker-mem give" : "the machine of the trace") +
+                          (p.worker_overridden                        ? "as --worker-cores/--worker-mem give"
+                           : p.machine_cores_from == CoresFrom::kRun ? "what the traced run had of its machine"
+                                                                      : "the machine of the trace") +
                           ")");
   if (worker.cpu_is_wall_time) {
     p.assumptions.push_back(

@@ -63,6 +63,12 @@ struct ServicePlan {
 
   // The single machine (what-ifs applied) and its plan.
   int machine_cores = 0;
+  // Where its cores come from (Analysis::cores_from, cores_source).
+  CoresFrom machine_cores_from = CoresFrom::kMachine;
+  std::string machine_cores_source;
+  // Also said in text: the cores are not simply the machine's, or the
+  // trace records what the run had.
+  bool machine_cores_noted = false;
   uint64_t machine_memory_bytes = 0;
   double single_machine_rate = 0;
   std::string single_machine_binding;  // as Plan::binding_without_cache

@@ -48,6 +48,19 @@ std::vector<NodeWindow> ResolveNodeWindows(const SelectedWindow& window, const P
   return out;
 }
 
+std::optional<CpuWindow> ResolveCpuWindow(const SelectedWindow& window) {
+  const schema::Snapshot& e = window.end;
+  const schema::Snapshot* s = window.start ? &*window.start : nullptr;
+  if (!e.has_machine_idle_ns() || !e.has_machine_busy_ns()) return std::nullopt;
+  if (s && (!s->has_machine_idle_ns() || !s->has_machine_busy_ns())) return std::nullopt;
+  const int64_t cpu = e.process_cpu_ns() - (s ? s->process_cpu_ns() : 0);
+  const int64_t idle = e.machine_idle_ns() - (s ? s->machine_idle_ns() : 0);
+  const int64_t busy = e.machine_busy_ns() - (s ? s->machine_busy_ns() : 0);
+  if (cpu < 0 || idle < 0 || busy < 0 || idle + busy <= 0) return std::nullopt;
+  return CpuWindow{static_cast<double>(cpu) * 1e-9, static_cast<double>(idle) * 1e-9,
+                   static_cast<double>(busy) * 1e-9};
+}
+
 StatusOr<WindowSpec> ParseWindowSpec(std::string_view text) {
   const size_t colon = text.find(':');
   WindowSpec spec;

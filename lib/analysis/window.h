@@ -64,6 +64,22 @@ struct NodeWindow {
 // program lacks are left out; the selector warned about them).
 std::vector<NodeWindow> ResolveNodeWindows(const SelectedWindow& window, const ProgramGraph& graph);
 
+// The CPU the run had over the window, as deltas of the snapshots' own
+// CPU time and the machine's (Snapshot.machine_idle_ns, machine_busy_ns),
+// in seconds.
+struct CpuWindow {
+  double process_cpu_seconds = 0;
+  double machine_idle_seconds = 0;
+  double machine_busy_seconds = 0;
+};
+
+// Nullopt when an end of the window does not record the machine's CPU
+// time (an older trace, an imported dump, a run without /proc/stat) or
+// when a delta is negative or the machine's time did not move (the
+// numbers mean nothing then). A window that starts at the beginning of the
+// run counts from zero, like every other counter.
+std::optional<CpuWindow> ResolveCpuWindow(const SelectedWindow& window);
+
 class WindowSelector {
  public:
   // `warmup_seconds` is skipped unless `spec` gives a start; `node_names`

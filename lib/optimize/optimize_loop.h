@@ -27,7 +27,8 @@
 namespace plumber::optimize {
 
 struct OptimizeOptions {
-  // Machine to plan for; unset: the traced machine's.
+  // Machine to plan for; unset: the traced machine's (for the cores, what
+  // each traced run had when other processes took some: analysis.h).
   std::optional<int> cores;
   std::optional<uint64_t> memory_bytes;
   std::optional<double> disk_bandwidth_bytes_per_s;

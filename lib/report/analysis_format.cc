@@ -167,7 +167,7 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
     s.push_back({"window", "time unknown (" + std::to_string(r.minibatches) + " minibatches, " +
                                std::to_string(r.snapshots) + " snapshots)"});
   }
-  std::string machine = std::to_string(r.cores) + " cores, " + units::FormatBytes(static_cast<double>(r.memory_bytes)) +
+  std::string machine = CoresPlannedText(r) + ", " + units::FormatBytes(static_cast<double>(r.memory_bytes)) +
                         " memory for caching, storage ";
   machine += r.disk_bandwidth ? units::FormatRate(*r.disk_bandwidth) + " (" + r.disk_bandwidth_from + ")" : "unknown";
   s.push_back({"machine", machine});
@@ -196,6 +196,12 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
 
 }  // namespace
 
+std::string CoresPlannedText(const Analysis& r) {
+  const std::string n = std::to_string(r.cores) + (r.cores == 1 ? " core" : " cores");
+  if (r.cores_from == analysis::CoresFrom::kMachine && !r.effective_cores) return n;
+  return n + " (" + r.cores_source + ")";
+}
+
 std::string AsTracedHolder(const analysis::AsTraced& a) {
   if (!a.throughput) return "";
   const char* held = a.limit == "threads"   ? "threads"
@@ -220,6 +226,10 @@ std::string FormatAnalysisJson(const Analysis& r) {
                  {"predicted_limit", r.predicted_limit.empty() ? Json(nullptr) : Json(r.predicted_limit)}};
   j["cache"] = r.cache_node.empty() ? Json(nullptr) : Json{{"node", r.cache_node}, {"bytes", Num(r.cache_bytes)}};
   j["machine"] = {{"cores", r.cores},
+                  {"cores_from", analysis::CoresFromName(r.cores_from)},
+                  {"cores_source", r.cores_source},
+                  {"machine_cores", r.machine_cores},
+                  {"effective_cores", Opt(r.effective_cores)},
                   {"memory_bytes", r.memory_bytes},
                   {"disk_bandwidth_bytes_per_s", Opt(r.disk_bandwidth)},
                   {"total_memory_bytes", r.total_memory_bytes},
@@ -331,8 +341,13 @@ std::string FormatRankText(const Analysis& r, int top) {
   }
   std::string out;
   if (!r.imported_from.empty()) out += "imported from " + r.imported_from + "\n";
-  return out + "rates in minibatches/s; observed " + Fmt(r.observed_throughput, "unknown") + "; as traced " +
-         AsTracedText(r) + "\n" + t.Text();
+  out += "rates in minibatches/s; observed " + Fmt(r.observed_throughput, "unknown") + "; as traced " + AsTracedText(r);
+  // MAX CORES and the scaled rates depend on the cores: said when they are
+  // not simply the machine's.
+  if (r.cores_from != analysis::CoresFrom::kMachine || r.effective_cores) {
+    out += "; planned for " + CoresPlannedText(r);
+  }
+  return out + "\n" + t.Text();
 }
 
 std::string FormatRankJson(const Analysis& r, int top) {
@@ -355,6 +370,10 @@ std::string FormatRankJson(const Analysis& r, int top) {
   j["observed_throughput"] = Opt(r.observed_throughput);
   j["as_traced"] = AsTracedJson(r.as_traced);
   j["ranking"] = rows;
+  j["cores"] = r.cores;
+  j["cores_from"] = analysis::CoresFromName(r.cores_from);
+  j["cores_source"] = r.cores_source;
+  j["effective_cores"] = Opt(r.effective_cores);
   j["imported"] = ImportedJson(r);
   j["warnings"] = r.warnings;
   return j.dump(2) + "\n";

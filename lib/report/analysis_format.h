@@ -21,6 +21,13 @@ std::string FormatAnalysisMarkdown(const analysis::Analysis& analysis);
 // diff, HTML) says it with these words.
 std::string AsTracedHolder(const analysis::AsTraced& as_traced);
 
+// The cores planned for and why, as "1 core (the run had 1.2 of the
+// machine's 2 cores; other processes used the rest)" or "8 cores (given by
+// --cores)"; just "8 cores" when they are the machine's and the trace
+// records nothing more. Every report that names the cores planned for
+// (analyze, rank, rewrite, HTML) says it with these words.
+std::string CoresPlannedText(const analysis::Analysis& analysis);
+
 // The ranking alone (`plumber rank`); top <= 0 means every node.
 std::string FormatRankText(const analysis::Analysis& analysis, int top);
 std::string FormatRankJson(const analysis::Analysis& analysis, int top);

@@ -302,7 +302,7 @@ std::string FormatHtml(const Analysis& report) {
   h += "<h1>" + Escape(title) + "</h1>\n";
   h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " + Num(report.window_start_seconds) + " s to " +
        Num(report.window_end_seconds) + " s (" + std::to_string(report.minibatches) + " minibatches); machine " +
-       std::to_string(report.cores) + " cores, " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) +
+       Escape(CoresPlannedText(report)) + ", " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) +
        " memory" +
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
        ".</p>\n";

@@ -6,6 +6,7 @@
 
 #include "base/number_format.h"
 #include "base/units.h"
+#include "report/analysis_format.h"
 
 namespace plumber::report {
 namespace {
@@ -17,6 +18,20 @@ using rewrite::RewriteResult;
 std::string Num(double v) { return FormatSignificant(v, 4); }
 
 std::string Rate(double v) { return Num(v) + " minibatches/s"; }
+
+// "for 1 core (the run had ...)": the analysis's words when the plan used
+// its cores, as it always does; the plan's count alone otherwise.
+std::string ForCores(const analysis::Analysis& a, const Plan& plan) {
+  if (a.cores == plan.cores) return "for " + CoresPlannedText(a);
+  return "for " + std::to_string(plan.cores) + (plan.cores == 1 ? " core" : " cores");
+}
+
+// The keys that say where the cores came from, beside "cores".
+void CoresJson(const analysis::Analysis& a, Json* j) {
+  (*j)["cores_from"] = analysis::CoresFromName(a.cores_from);
+  (*j)["cores_source"] = a.cores_source;
+  (*j)["effective_cores"] = a.effective_cores ? Json(*a.effective_cores) : Json(nullptr);
+}
 
 }  // namespace
 
@@ -71,13 +86,15 @@ std::string PlanText(const Plan& plan) {
   return out;
 }
 
-std::string RewriteJson(const RewriteResult& r, const std::string& trace, const std::string& output) {
+std::string RewriteJson(const analysis::Analysis& a, const RewriteResult& r, const std::string& trace,
+                        const std::string& output) {
   Json j;
   j["trace"] = trace;
   j["output"] = output.empty() ? Json(nullptr) : Json(output);
   j["predicted_before"] = r.predicted_before;
   j["predicted_after"] = r.plan.unbounded ? Json(nullptr) : Json(r.predicted_after);
   j["cores"] = r.plan.cores;
+  CoresJson(a, &j);
   j["parallel_cores"] = r.parallel_cores;
   j["io_readers"] = r.io_readers;
   j["memory_bytes"] = r.memory_bytes;
@@ -92,8 +109,9 @@ std::string RewriteJson(const RewriteResult& r, const std::string& trace, const 
   return j.dump(2) + "\n";
 }
 
-std::string RewriteText(const RewriteResult& r, const std::string& trace, const std::string& output) {
-  std::string out = "plumber rewrite: " + trace + " for " + std::to_string(r.plan.cores) + " cores\n";
+std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, const std::string& trace,
+                        const std::string& output) {
+  std::string out = "plumber rewrite: " + trace + " " + ForCores(a, r.plan) + "\n";
   out += "predicted: " + Rate(r.predicted_before) + " as traced -> ";
   if (r.plan.unbounded) {
     out += "unbounded rewritten (after the first epoch everything is replayed from the cache)";
@@ -135,7 +153,7 @@ std::string RewriteText(const RewriteResult& r, const std::string& trace, const 
 
 std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
                          const std::vector<rewrite::TfAdvice>& advice) {
-  std::string out = "plumber rewrite: " + a.source + " for " + std::to_string(r.plan.cores) + " cores, as tf.data edits\n";
+  std::string out = "plumber rewrite: " + a.source + " " + ForCores(a, r.plan) + ", as tf.data edits\n";
   out += "imported from " + a.imported_from + "\n";
   out += "predicted: " + Rate(r.predicted_before) + " as traced -> ";
   if (r.plan.unbounded) {
@@ -170,6 +188,7 @@ std::string TfAdviceJson(const analysis::Analysis& a, const RewriteResult& r,
   j["predicted_before"] = r.predicted_before;
   j["predicted_after"] = r.plan.unbounded ? Json(nullptr) : Json(r.predicted_after);
   j["cores"] = r.plan.cores;
+  CoresJson(a, &j);
   j["memory_bytes"] = r.memory_bytes;
   Json items = Json::array();
   for (const auto& e : advice) {

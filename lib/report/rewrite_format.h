@@ -20,8 +20,12 @@ nlohmann::ordered_json PlanJson(const analysis::Plan& plan);
 // Indented lines for a text report, ending in a newline.
 std::string PlanText(const analysis::Plan& plan);
 
-std::string RewriteJson(const rewrite::RewriteResult& result, const std::string& trace, const std::string& output);
-std::string RewriteText(const rewrite::RewriteResult& result, const std::string& trace, const std::string& output);
+// The analysis the rewrite planned from says which cores it planned for
+// and why (CoresPlannedText).
+std::string RewriteJson(const analysis::Analysis& analysis, const rewrite::RewriteResult& result,
+                        const std::string& trace, const std::string& output);
+std::string RewriteText(const analysis::Analysis& analysis, const rewrite::RewriteResult& result,
+                        const std::string& trace, const std::string& output);
 
 // The rewrite of an imported trace as tf.data edits (tf_advice.h): each
 // with where it goes, the call, the reason and the prediction once made,

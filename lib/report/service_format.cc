@@ -27,7 +27,8 @@ ordered_json NameOrNull(const std::string& name) { return name.empty() ? ordered
 std::string FormatServiceText(const std::string& trace, const analysis::ServicePlan& p) {
   const auto& s = p.sizing;
   std::string out = "plumber provision --workers: " + trace + ", target " + Rate(p.target) + "\n";
-  out += "  one machine:  " + Cores(p.machine_cores) + ", " +
+  out += "  one machine:  " + Cores(p.machine_cores) +
+         (p.machine_cores_noted ? " (" + p.machine_cores_source + ")" : std::string()) + ", " +
          units::FormatBytes(static_cast<double>(p.machine_memory_bytes)) + ": at most " +
          Rate(p.single_machine_rate) + " (held by " + p.single_machine_binding + ")" +
          (s.service_needed ? ", short of the target" : ", enough") + "\n";
@@ -69,6 +70,8 @@ std::string FormatServiceJson(const std::string& trace, const analysis::ServiceP
   j["service_needed"] = s.service_needed;
   j["workers"] = s.workers;
   j["single_machine"] = {{"cores", p.machine_cores},
+                         {"cores_from", analysis::CoresFromName(p.machine_cores_from)},
+                         {"cores_source", p.machine_cores_source},
                          {"memory_bytes", p.machine_memory_bytes},
                          {"throughput", p.single_machine_rate},
                          {"binding", p.single_machine_binding},

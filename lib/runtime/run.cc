@@ -1,7 +1,6 @@
 // The training-loop runner and its trace (see run.h).
 #include "runtime/run.h"
 
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,9 +8,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
+#include "runtime/machine_cpu.h"
 #include "runtime/program.h"
 #include "traceio/trace_io.h"
 
@@ -62,6 +65,7 @@ class Session {
   StatusOr<RunResult> Run(const ProgramGraph& graph) {
     start_mono_ = MonoNanos();
     start_cpu_ = ProcessCpuNanos();
+    StartMachineCpu();
     if (!config_.trace_path.empty()) {
       schema::TraceHeader header;
       header.set_tool_version(config_.tool_version);
@@ -182,6 +186,42 @@ class Session {
     return status;
   }
 
+  // The machine's CPU time at the start, the base of the snapshots'
+  // machine_idle_ns and machine_busy_ns. The run's CPUs (its affinity) are
+  // summed line by line, so that the idle time of CPUs the run may not use
+  // is not counted as cores it had; where /proc/stat has only the
+  // aggregate line, that line (the analysis caps what it finds at the
+  // machine's cores). Without a readable /proc/stat nothing is recorded,
+  // and the analysis plans with the machine's cores as before.
+  void StartMachineCpu() {
+    machine_cpus_ = RunnableCpus();
+    auto ticks = ReadMachineCpuTicks(env_, machine_cpus_);
+    if (!ticks.ok() && !machine_cpus_.empty()) {
+      machine_cpus_.clear();
+      ticks = ReadMachineCpuTicks(env_, machine_cpus_);
+    }
+    if (!ticks.ok()) {
+      spdlog::debug("the machine's CPU time is not recorded: {}", ticks.status().ToString());
+      return;
+    }
+    start_machine_ = *ticks;
+  }
+
+  // Fills the snapshot's machine CPU fields from a fresh /proc/stat; leaves
+  // them out when it cannot be read now. Never lets them decrease (the
+  // kernel's iowait may), so that they stay cumulative counters.
+  // Called with snap_mu_ held.
+  void FillMachineCpu(schema::Snapshot* snap) {
+    if (!start_machine_) return;
+    auto ticks = ReadMachineCpuTicks(env_, machine_cpus_);
+    if (!ticks.ok()) return;
+    const auto since = [](uint64_t t, uint64_t start) { return TicksToNanos(t > start ? t - start : 0); };
+    last_machine_idle_ns_ = std::max(last_machine_idle_ns_, since(ticks->idle, start_machine_->idle));
+    last_machine_busy_ns_ = std::max(last_machine_busy_ns_, since(ticks->busy, start_machine_->busy));
+    snap->set_machine_idle_ns(last_machine_idle_ns_);
+    snap->set_machine_busy_ns(last_machine_busy_ns_);
+  }
+
   bool StopRequested() {
     if (config_.stop && config_.stop->load()) interrupted_.store(true);
     if (config_.seconds > 0 && static_cast<double>(MonoNanos() - start_mono_) >= config_.seconds * 1e9) {
@@ -260,6 +300,10 @@ class Session {
     root->set_max_wait_ns(root_counters_.max_wait_ns.load());
     snap.set_process_cpu_ns(ProcessCpuNanos() - start_cpu_);
     snap.set_rss_bytes(RssBytes(env_));
+    {
+      std::lock_guard<std::mutex> lock(snap_mu_);
+      FillMachineCpu(&snap);
+    }
     return snap;
   }
 
@@ -313,6 +357,8 @@ class Session {
   RootCounters root_counters_;
   int64_t start_mono_ = 0;
   int64_t start_cpu_ = 0;
+  std::optional<MachineCpuTicks> start_machine_;
+  std::vector<int> machine_cpus_;  // empty: the aggregate line
   std::string end_status_;
   std::atomic<bool> interrupted_{false};
   std::atomic<bool> deadline_hit_{false};
@@ -325,6 +371,8 @@ class Session {
   bool done_ = false;
   std::mutex snap_mu_;
   int64_t last_wall_ = -1;
+  int64_t last_machine_idle_ns_ = 0;  // under snap_mu_
+  int64_t last_machine_busy_ns_ = 0;
   int64_t snapshots_ = 0;
 };
 
@@ -332,10 +380,8 @@ class Session {
 
 schema::Machine DescribeMachine(Env* env, const StorageOptions& storage) {
   schema::Machine m;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int cores = 0;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
+  // The CPUs the run may use, the same set its machine CPU time sums.
+  int cores = static_cast<int>(RunnableCpus().size());
   if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   m.set_cores(cores);
   if (auto meminfo = ReadFileToString(env, "/proc/meminfo", 1 << 20); meminfo.ok()) {
