@@ -274,8 +274,14 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
   for (size_t j = 0; j < knobs.size(); ++j) {
     Knob& k = knobs[j];
     if (chosen.par[j] == k.parallelism) continue;
-    k.why += "; the model, searching whole threads around the plan, predicts most at " +
-             std::to_string(chosen.par[j]) + (chosen.par[j] == 1 ? " (inline: no hand-off to pay)" : "");
+    const std::string n = std::to_string(chosen.par[j]);
+    if (chosen.par[j] > k.parallelism) {
+      k.why += "; searching whole threads, the model predicts more with " + n;
+    } else if (chosen.par[j] == 1) {
+      k.why += "; searching whole threads, the model predicts as much or more inline (no hand-offs to pay)";
+    } else {
+      k.why += "; searching whole threads, the model predicts under 1% from threads past " + n;
+    }
     k.parallelism = chosen.par[j];
   }
   return r;
@@ -482,9 +488,13 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       schema::Node prefetch = MakePrefetchNode(UniqueName(out, root + "_prefetch"), root, buffer);
       schema::Pipeline with_prefetch = out;
       InsertAbove(&with_prefetch, root, prefetch);
+      // A trace without a model step (run without --step-time, or a TF
+      // dump) shows nothing for the prefetch to overlap, though training
+      // will: there the paper's double buffering stands.
+      const bool step_known = report.header.options().step_time_seconds() > 0;
       bool pays = true;
       std::string gain;
-      if (small_program) {
+      if (small_program && step_known) {
         PLUMBER_ASSIGN_OR_RETURN(double without, predict_now());
         PLUMBER_ASSIGN_OR_RETURN(double with, predict(with_prefetch, !before_new_cache));
         pays = with > without * (1 + kGain);

@@ -206,12 +206,22 @@ TEST_CASE("under a repeat the whole dataset is cached, never truncated", "[rewri
   for (const auto& n : r->pipeline.nodes()) {
     if (n.name() == "again") CHECK(n.inputs(0) == "burn_cache");
   }
-  // The cache, and no prefetch: without a step to overlap, a thread at the
-  // output gains nothing, and the rewrite says it left it out.
-  CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 1);
+  CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 2);  // cache + prefetch
+  CHECK(ValidatePipeline(r->pipeline).empty());
+}
+
+TEST_CASE("with a model step recorded, a prefetch is added only where the model says it gains", "[rewrite][search]") {
+  // The cached CPU trace again: its consumer's step is recorded as 10 ms a
+  // batch, and the pipeline, once cached, makes a batch in far less. A
+  // prefetch then overlaps next to nothing: left out, and said so.
+  TraceBuilder b = CpuTrace(true, 8);
+  b.header().mutable_options()->set_step_time_seconds(0.010);
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 1);  // the cache alone
   REQUIRE(r->notes.size() == 1);
   CHECK_THAT(r->notes[0], Catch::StartsWith("no prefetch at the output"));
-  CHECK(ValidatePipeline(r->pipeline).empty());
+  // Without the step the same trace gets one (the test above).
 }
 
 TEST_CASE("the cache budget is available memory minus buffers, not total", "[rewrite][cache]") {
