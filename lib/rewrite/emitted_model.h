@@ -1,8 +1,8 @@
 // The model of a pipeline the rewrite emits (DESIGN.md 4.1, issue 16): the
 // traced costs of its nodes, its own thread groups (new threads, a
 // prefetch, a cache), the cores against the CPU that still works, the
-// plan's storage and cache bound, and the price of every hand-off between
-// threads it adds or removes. The rewrite asks it of every configuration
+// plan's storage and cache bound, the price of every hand-off between
+// threads it adds or removes, and the replay of a cache it adds. The rewrite asks it of every configuration
 // it considers, and its answer for the emitted pipeline is the prediction
 // the rewrite reports, so anyone can re-evaluate a rewrite's output here.
 #pragma once
@@ -33,6 +33,10 @@ struct HandoffPrice {
   double payload_ns = 0;
   double per_byte_ns = 0;
 
+  // One element of `bytes` crossing threads (or copied out of a cache),
+  // without the chunk's hand-off.
+  double ElementSeconds(double bytes) const;
+  // One element handed over by a pool whose elements cost `work_ns` each.
   double SecondsPerElement(double bytes, double work_ns) const;
 };
 

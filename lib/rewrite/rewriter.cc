@@ -298,6 +298,9 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   schema::Pipeline& out = result.pipeline;
 
   // ---- Predicted throughput as traced -----------------------------------
+  // Set below to the model's value for the pipeline as given, so that
+  // before and after come from one model (the analysis' as-traced figure
+  // is its own LP, which prices no hand-offs).
   result.predicted_before = report.as_traced.throughput.value_or(plan.throughput);
 
   // What each change buys. The emitted pipeline is modelled with the
@@ -318,6 +321,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   bool before_new_cache = adds_cache;  // while the cache the plan adds is not in yet
   auto predict = [&](const schema::Pipeline& p, bool cached) { return model.Predict(p, cached); };
   auto predict_now = [&]() -> StatusOr<double> { return predict(out, !before_new_cache); };
+  PLUMBER_ASSIGN_OR_RETURN(result.predicted_before, predict_now());
   // Stamps the changes made since the last call with the model's value now.
   // Each value builds the program's graph: per knob on programs of up to
   // kStampEachKnobNodes nodes, else once per phase (parallelism, cache,
@@ -490,20 +494,23 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       InsertAbove(&with_prefetch, root, prefetch);
       // A trace without a model step (run without --step-time, or a TF
       // dump) shows nothing for the prefetch to overlap, though training
-      // will: there the paper's double buffering stands.
+      // will: there the paper's double buffering stands unless the model
+      // says its hand-off costs (a batch of megabytes); with the step known
+      // it must gain.
       const bool step_known = report.header.options().step_time_seconds() > 0;
       bool pays = true;
       std::string gain;
-      if (small_program && step_known) {
+      if (small_program) {
         PLUMBER_ASSIGN_OR_RETURN(double without, predict_now());
         PLUMBER_ASSIGN_OR_RETURN(double with, predict(with_prefetch, !before_new_cache));
-        pays = with > without * (1 + kGain);
-        gain = "; the model predicts " + FormatSignificant(with, 4) + " minibatches/s with it, " +
-               FormatSignificant(without, 4) + " without";
+        pays = step_known ? with > without * (1 + kGain) : with >= without * (1 - kGain);
+        if (step_known) {
+          gain = "; the model predicts " + FormatSignificant(with, 4) + " minibatches/s with it, " +
+                 FormatSignificant(without, 4) + " without";
+        }
         if (!pays) {
           result.notes.push_back("no prefetch at the output: the model predicts " + FormatSignificant(with, 4) +
-                                 " minibatches/s with it and " + FormatSignificant(without, 4) +
-                                 " without");
+                                 " minibatches/s with it and " + FormatSignificant(without, 4) + " without");
         }
       }
       if (pays) {

@@ -222,6 +222,21 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
   CHECK(h.Stats("b").wall_ns() >= h.Stats("m").wall_ns() / 3);
 }
 
+// Sanitizers slow the range and the batch themselves (every memory access
+// is instrumented) while a burn is arithmetic: under them the nodes around
+// the burns really cost a larger share.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr double kRestShare = 0.25;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr double kRestShare = 0.25;
+#else
+constexpr double kRestShare = 0.08;
+#endif
+#else
+constexpr double kRestShare = 0.08;
+#endif
+
 TEST_CASE("sampled nodes on one thread: each is charged its own work, not its input's", "[tracing]") {
   // Two fast maps inline on the consumer's thread, both timed one call in
   // a hundred or so: a timed call of the outer map mostly runs the inner
@@ -249,7 +264,7 @@ TEST_CASE("sampled nodes on one thread: each is charged its own work, not its in
   CHECK(inner / outer < 2.4);
   // And together they are nearly all of the thread's time.
   CHECK(inner + outer > 0.8 * spent);
-  CHECK(rest < 0.08 * spent);
+  CHECK(rest < kRestShare * spent);
 }
 
 TEST_CASE("a pooled map is charged its own work, its sampled input only its own", "[tracing]") {
@@ -275,7 +290,7 @@ TEST_CASE("a pooled map is charged its own work, its sampled input only its own"
   CHECK(outer / inner > 3.0);
   CHECK(outer / inner < 9.0);
   CHECK(inner / kElements > 400);
-  CHECK(rest < 0.1 * (inner + outer));
+  CHECK(rest < kRestShare * (inner + outer));
 }
 
 }  // namespace
