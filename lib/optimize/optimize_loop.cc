@@ -101,6 +101,12 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
   ProgramGraph current = program;
   std::optional<double> predicted;
   std::vector<rewrite::Change> changes;
+  std::vector<rewrite::LearnedCost> learned;
+  // Every step's costs per stage and parallelism: each rewrite is priced
+  // with all of them.
+  rewrite::MeasuredCosts measured_costs;
+  rewrite::RewriteOptions ropt = o.rewrite;
+  ropt.learned = &measured_costs;
   int since_improvement = 0;
   double best = 0;
 
@@ -110,6 +116,7 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
     step.pipeline = current.program();
     step.predicted = predicted;
     step.changes = std::move(changes);
+    step.learned = std::move(learned);
     step.trace_path = (std::filesystem::path(o.trace_dir) / fmt::format("step-{}.pb", k)).string();
     step.pipeline_path = (std::filesystem::path(o.trace_dir) / fmt::format("step-{}.json", k)).string();
     seen.insert(SerializePipeline(current.program(), Encoding::kJson));
@@ -164,7 +171,8 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
     if (const auto* node = report->Find(report->bottleneck)) step.bottleneck_limit = analysis::LimitName(node->limit);
 
     Announce(progress, k, o, "rewrite");
-    auto rewritten = rewrite::Rewrite(*report, o.rewrite);
+    measured_costs.Add(*report);
+    auto rewritten = rewrite::Rewrite(*report, ropt);
     if (!rewritten.ok()) {
       if (k == 0) return rewritten.status().WithContext(step.trace_path);
       result.failure = rewritten.status().WithContext(step.trace_path);
@@ -176,6 +184,7 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
     const bool ceiling = rewritten->plan.unbounded;
     predicted = ceiling ? std::nullopt : std::optional<double>(rewritten->predicted_after);
     changes = rewritten->changes;
+    learned = rewritten->learned;
     const std::string next = SerializePipeline(rewritten->pipeline, Encoding::kJson);
     auto next_graph = ProgramGraph::Build(rewritten->pipeline, "the rewrite of " + step.trace_path);
     if (!next_graph.ok()) {

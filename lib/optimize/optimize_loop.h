@@ -4,6 +4,10 @@
 // One rewrite from one trace can be wrong where the trace hid a cost (a
 // stage that was starved looks cheap); the next trace of the rewritten
 // pipeline shows it, so the loop converges where one shot may not.
+// The loop also learns: each step's costs per stage and parallelism are
+// kept (rewrite/measured_costs.h) and price every later rewrite, so a
+// parallelism that measured costlier than the trace promised is not
+// proposed again.
 //
 // The loop lives here, not in the CLI, so `plumber demo`, the tests and the
 // benchmark drive the same code.
@@ -95,6 +99,10 @@ struct Step {
   // Changes that turned the previous step's pipeline into this one (empty
   // for step 0).
   std::vector<rewrite::Change> changes;
+  // Stages whose costs measured in earlier steps priced the rewrite that
+  // made this step's pipeline (empty for step 0; the rewrite planned from
+  // this step lists its own in rewrite->learned).
+  std::vector<rewrite::LearnedCost> learned;
   // The rewrite planned from this step's trace (the next step's pipeline,
   // whether or not it ran).
   std::optional<rewrite::RewriteResult> rewrite;

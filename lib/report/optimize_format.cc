@@ -19,6 +19,16 @@ std::string ChangeText(const rewrite::Change& c) {
   return c.node + " " + c.what + " " + c.before + "->" + c.after;
 }
 
+// "(priced with costs learned in earlier steps: map at 2, decode at 3)".
+std::string LearnedText(const std::vector<rewrite::LearnedCost>& learned) {
+  std::string out = "(priced with costs learned in earlier steps: ";
+  for (size_t i = 0; i < learned.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += learned[i].stage + " at " + std::to_string(learned[i].parallelism);
+  }
+  return out + ")";
+}
+
 }  // namespace
 
 std::string StepTable(const OptimizeResult& r) {
@@ -34,6 +44,7 @@ std::string StepTable(const OptimizeResult& r) {
     std::vector<std::string> lines;
     if (s.index == 0) lines.push_back("(as given)");
     for (const auto& c : s.changes) lines.push_back(ChangeText(c));
+    if (!s.learned.empty()) lines.push_back(LearnedText(s.learned));
     if (lines.empty()) lines.push_back("-");
     out += fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", s.index, measured, predicted, error, bottleneck,
                        lines.front());
@@ -74,6 +85,9 @@ std::string StepJson(const OptimizeResult& r, const std::string& output) {
       changes.push_back({{"node", c.node}, {"what", c.what}, {"before", c.before}, {"after", c.after}, {"why", c.why}});
     }
     js["changes"] = std::move(changes);
+    auto learned = nlohmann::ordered_json::array();
+    for (const auto& l : s.learned) learned.push_back({{"stage", l.stage}, {"parallelism", l.parallelism}});
+    js["learned_costs"] = std::move(learned);
     steps.push_back(std::move(js));
   }
   j["steps"] = std::move(steps);

@@ -8,13 +8,15 @@
 
 namespace plumber::report {
 
-// One row per step (measured, predicted, error, bottleneck, changes), then
+// One row per step (measured, predicted, error, bottleneck, changes and
+// the stages the rewrite priced with costs learned in earlier steps), then
 // the best step and why the loop stopped. Ends in a newline.
 std::string StepTable(const optimize::OptimizeResult& result);
 // The same as JSON (keys are a contract: add freely, never rename):
 // {"steps": [{"step", "measured_throughput", "predicted_throughput",
 //   "prediction_error", "bottleneck", "bottleneck_limit", "end_status",
-//   "trace", "changes": [{"node","what","before","after","why"}]}],
+//   "trace", "changes": [{"node","what","before","after","why"}],
+//   "learned_costs": [{"stage","parallelism"}]}],
 //  "best_step", "best_throughput", "initial_throughput", "speedup",
 //  "interrupted", "stopped_because", "failure"}
 std::string StepJson(const optimize::OptimizeResult& result, const std::string& output);

@@ -33,10 +33,13 @@ double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
   return per_handoff_ns * 1e-9 / chunk + ElementSeconds(bytes);
 }
 
-EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan)
-    : report_(report), plan_(plan) {
+EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan,
+                           const MeasuredCosts* learned)
+    : report_(report), plan_(plan), learned_(learned) {
   step_ = std::max(0.0, report.header.options().step_time_seconds());
-  traced_handoffs_ = HandsOff(report.program_graph());
+  const ProgramGraph& traced = report.program_graph();
+  traced_handoffs_ = HandsOff(traced);
+  for (int i = 0; i < traced.size(); ++i) traced_parallelism_[traced.name(i)] = StageParallelism(traced, i);
   if (report.header.machine().has_handoff()) {
     const schema::HandoffCost& h = report.header.machine().handoff();
     price_.known = h.cpu_ns() > 0;
@@ -48,11 +51,13 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
   for (const auto& m : report.nodes) {
     if (!m.reliable || !m.steady_state_cost) continue;
     traced_.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
+    traced_.cpu_of[m.name] = m.cpu_seconds_per_minibatch;
     traced_.cpu += m.cpu_seconds_per_minibatch;
   }
   for (const auto& s : plan.stages) {
     if (!s.active) continue;
     planned_.service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
+    planned_.cpu_of[s.name] = s.cpu_seconds_per_minibatch;
     planned_.cpu += s.cpu_seconds_per_minibatch;
   }
 }
@@ -76,13 +81,70 @@ double EmittedModel::PriceSeconds(const ProgramGraph& g, int i) const {
   return m->visit_ratio * price_.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
 }
 
-StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cached) const {
+std::set<std::string> EmittedModel::Learn(const ProgramGraph& g, Costs& costs, std::set<LearnedUse>* used) const {
+  std::set<std::string> learned;
+  if (learned_ == nullptr || learned_->empty()) return learned;
+  for (int i = 0; i < g.size(); ++i) {
+    const std::string& name = g.name(i);
+    const analysis::NodeModel* m = report_.Find(name);
+    const auto traced = traced_parallelism_.find(name);
+    // A node the rewrite added (a cache, a prefetch) was never measured; a
+    // node under the cache does no work.
+    if (m == nullptr || m->visit_ratio <= 0 || traced == traced_parallelism_.end() || !costs.service.count(name)) {
+      continue;
+    }
+    // At the traced parallelism the trace is the newest measurement, taken
+    // with the rest of the pipeline as it is now: it stands.
+    const int p = StageParallelism(g, i);
+    if (p == traced->second) continue;
+    const MeasuredCost* c = learned_->Find(name, p);
+    if (c == nullptr) continue;
+    // Per element as measured, per minibatch at this trace's visit ratio.
+    const double cpu = c->cpu_seconds_per_element * m->visit_ratio;
+    const double service = c->service_seconds_per_element * m->visit_ratio;
+    double& had = costs.cpu_of[name];
+    costs.cpu = std::max(0.0, costs.cpu + cpu - had);
+    had = cpu;
+    costs.service[name] = std::max(cpu, service);
+    learned.insert(name);
+    if (used != nullptr) used->insert({name, p});
+  }
+  return learned;
+}
+
+// The plan's ceiling is the LP's (or the MILP's) answer for the traced
+// costs. Without a cache the LP says which constraint binds: when it is
+// the cores or a stage whose cost Learn replaced, the ceiling moves with
+// that cost (the bound is cores / CPU, or a cap / the stage's cost); a
+// storage bound does not depend on CPU and stands. The MILP's binding is
+// not recorded, so with a cache the plan chose the ceiling stands: a
+// learned cost lower than the traced one may then be under-credited,
+// never over-credited. With no cache chosen the MILP solved the LP without
+// one, and that binding holds.
+double EmittedModel::Ceiling(bool cached, const Costs& before, const Costs& after,
+                             const std::set<std::string>& learned) const {
+  const double x = cached ? plan_.throughput : plan_.throughput_without_cache;
+  if (learned.empty() || (cached && !plan_.cache_node.empty())) return x;
+  auto scaled = [x](double was, double now) { return was > 0 && now > 0 ? x * was / now : x; };
+  const std::string& binding = plan_.binding_without_cache;
+  if (binding == "cores") return scaled(before.cpu, after.cpu);
+  auto stage = [&](const std::string& prefix) -> std::string {
+    return binding.rfind(prefix, 0) == 0 ? binding.substr(prefix.size()) : std::string();
+  };
+  if (const std::string s = stage("stage:"); learned.count(s)) return scaled(before.cpu_of.at(s), after.cpu_of.at(s));
+  if (const std::string s = stage("threads:"); learned.count(s)) return scaled(before.service.at(s), after.service.at(s));
+  return x;
+}
+
+StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cached,
+                                       std::set<LearnedUse>* used) const {
   const Costs& costs = cached ? planned_ : traced_;
-  double x = cached ? plan_.throughput : plan_.throughput_without_cache;
   auto emitted = ProgramGraph::Build(program, "the rewritten pipeline");
   if (!emitted.ok()) return Status::Internal(emitted.status().message());
   const ProgramGraph& g = *emitted;
   Costs priced = costs;
+  const std::set<std::string> learned = Learn(g, priced, used);
+  double x = Ceiling(cached, costs, priced, learned);
   const std::set<std::string> now = HandsOff(g);
   for (int i = 0; i < g.size(); ++i) {
     const std::string& name = g.name(i);
@@ -100,10 +162,17 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
       double& s = priced.service[who];
       s = std::max(0.0, s + seconds);
     };
-    charge(name, price / 2);
+    // A node whose cost Learn took from a run at this parallelism paid its
+    // own half there (pooled), or none (inline): it is in the measurement
+    // and is not charged again. Its consumer's half is in the consumer's
+    // cost, which is the trace's (or was measured with the consumer at
+    // another parallelism, next to whatever this node was then), so it is
+    // charged as for any node: the model counts it once, on the consumer.
+    const bool measured_here = learned.count(name) != 0;
+    if (!measured_here) charge(name, price / 2);
     const auto& consumers = g.consumers(i);
     if (!consumers.empty()) charge(g.name(consumers[0]), price / 2);
-    priced.cpu = std::max(0.0, priced.cpu + price);
+    priced.cpu = std::max(0.0, priced.cpu + (measured_here ? price / 2 : price));
   }
   // A cache the rewrite inserts replays every element from memory after
   // the first epoch: a copy out of the cache into a buffer of its own, on
@@ -124,7 +193,7 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   return x;
 }
 
-StatusOr<double> EmittedModel::PredictEmitted(const schema::Pipeline& program) const {
+StatusOr<double> EmittedModel::PredictEmitted(const schema::Pipeline& program, std::set<LearnedUse>* used) const {
   bool cached = plan_.cache_node.empty();
   auto g = ProgramGraph::Build(program, "the rewritten pipeline");
   if (!g.ok()) return Status::Internal(g.status().message());
@@ -133,7 +202,7 @@ StatusOr<double> EmittedModel::PredictEmitted(const schema::Pipeline& program) c
     cached = g->op(i).caches &&
              (g->name(i) == plan_.cache_node || (in.size() == 1 && g->name(in[0]) == plan_.cache_node));
   }
-  return Predict(program, cached);
+  return Predict(program, cached, used);
 }
 
 }  // namespace plumber::rewrite

@@ -5,17 +5,21 @@
 // threads it adds or removes, and the replay of a cache it adds. The rewrite asks it of every configuration
 // it considers, and its answer for the emitted pipeline is the prediction
 // the rewrite reports, so anyone can re-evaluate a rewrite's output here.
+// Given the costs the optimize loop measured in earlier steps, a node at a
+// parallelism other than the traced one costs what it measured there.
 #pragma once
 
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/analysis.h"
 #include "analysis/plan.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
 #include "pipeline/program_graph.h"
+#include "rewrite/measured_costs.h"
 
 namespace plumber::rewrite {
 
@@ -40,32 +44,51 @@ struct HandoffPrice {
   double SecondsPerElement(double bytes, double work_ns) const;
 };
 
+// A stage and the parallelism at which the model took its learned cost.
+using LearnedUse = std::pair<std::string, int>;
+
 class EmittedModel {
  public:
-  EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan);
+  // `learned` (may be null; must outlive the model): costs measured in
+  // earlier runs of this pipeline, per stage and parallelism.
+  EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan,
+               const MeasuredCosts* learned = nullptr);
 
   // Minibatches/s the model predicts for `program`, a rewrite of the traced
   // one with the same node names. `cached`: the plan's cache is in it (or
   // the plan has none), so the nodes under it idle and the plan with the
   // cache bounds it; else every node works at its traced cost and the plan
-  // without a cache bounds it.
-  StatusOr<double> Predict(const schema::Pipeline& program, bool cached) const;
+  // without a cache bounds it. A node whose parallelism differs from the
+  // traced one and that was measured at its new parallelism costs what
+  // was measured there; `used`, when given, receives those nodes.
+  StatusOr<double> Predict(const schema::Pipeline& program, bool cached,
+                           std::set<LearnedUse>* used = nullptr) const;
 
   // Predict, with `cached` read off the program: what a rewrite reports.
-  StatusOr<double> PredictEmitted(const schema::Pipeline& program) const;
+  StatusOr<double> PredictEmitted(const schema::Pipeline& program, std::set<LearnedUse>* used = nullptr) const;
 
   const HandoffPrice& price() const { return price_; }
 
  private:
   struct Costs {
-    std::unordered_map<std::string, double> service;
-    double cpu = 0;
+    std::unordered_map<std::string, double> service;  // max(CPU, CPU + waiting) per minibatch
+    std::unordered_map<std::string, double> cpu_of;   // CPU per minibatch
+    double cpu = 0;                                    // their sum
   };
+  // Replaces the costs of the nodes of `g` at a parallelism measured in an
+  // earlier run (not the traced one) with that measurement; returns them.
+  std::set<std::string> Learn(const ProgramGraph& g, Costs& costs, std::set<LearnedUse>* used) const;
+  // The plan's ceiling for costs changed by Learn.
+  double Ceiling(bool cached, const Costs& before, const Costs& after, const std::set<std::string>& learned) const;
   const analysis::NodeModel* Carried(const ProgramGraph& g, int i) const;
   double PriceSeconds(const ProgramGraph& g, int i) const;
 
   const analysis::Analysis& report_;
   const analysis::Plan& plan_;
+  const MeasuredCosts* learned_;
+  // Parallelism of each traced node's threads, as the traced program
+  // configures it (StageParallelism).
+  std::unordered_map<std::string, int> traced_parallelism_;
   HandoffPrice price_;
   std::set<std::string> traced_handoffs_;
   Costs traced_, planned_;

@@ -315,11 +315,12 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       already_cached = true;
     }
   }
-  const EmittedModel model(report, plan);
+  const EmittedModel model(report, plan, options.learned);
+  std::set<LearnedUse> learned_used;
   // The cache the plan places, if the model says it pays (decided below).
   bool adds_cache = !plan.cache_node.empty() && !already_cached;
   bool before_new_cache = adds_cache;  // while the cache the plan adds is not in yet
-  auto predict = [&](const schema::Pipeline& p, bool cached) { return model.Predict(p, cached); };
+  auto predict = [&](const schema::Pipeline& p, bool cached) { return model.Predict(p, cached, &learned_used); };
   auto predict_now = [&]() -> StatusOr<double> { return predict(out, !before_new_cache); };
   PLUMBER_ASSIGN_OR_RETURN(result.predicted_before, predict_now());
   // Stamps the changes made since the last call with the model's value now.
@@ -410,6 +411,9 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     result.parallel_cores += Holds(k);
     result.io_readers += k.wait_threads;
     if (p != k.current) {
+      if (learned_used.count({k.name, p})) {
+        why += "; at " + std::to_string(p) + " thread(s) it costs what it measured there in an earlier run";
+      }
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
       k.op->set_parallelism(node, p);
     }
@@ -531,6 +535,18 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   PLUMBER_ASSIGN_OR_RETURN(result.predicted_after, predict_now());
   // The prefetch, the last change if any, is priced by that same model.
   for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = result.predicted_after;
+
+  for (const auto& [stage, p] : learned_used) {
+    result.learned.push_back({stage, p});
+    const MeasuredCost* c = options.learned->Find(stage, p);
+    const analysis::NodeModel* m = report.Find(stage);
+    const int at = graph.Find(stage);
+    if (c == nullptr || m == nullptr || m->visit_ratio <= 0 || at < 0) continue;
+    result.notes.push_back(stage + " at " + std::to_string(p) + " thread(s) priced as measured in an earlier run: " +
+                           units::FormatSeconds(c->cpu_seconds_per_element) + " CPU per element (" +
+                           units::FormatSeconds(m->cpu_seconds_per_minibatch / m->visit_ratio) + " as traced at " +
+                           std::to_string(StageParallelism(graph, at)) + ")");
+  }
   return result;
 }
 

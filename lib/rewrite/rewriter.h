@@ -17,6 +17,7 @@
 #include "analysis/plan.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
+#include "rewrite/measured_costs.h"
 
 namespace plumber::rewrite {
 
@@ -36,6 +37,18 @@ struct Change {
 struct RewriteOptions {
   analysis::PlanOptions plan;
   bool allow_prefetch = true;
+  // Costs measured in earlier runs of this pipeline (the optimize loop's
+  // steps; may be null, must outlive the call): the model prices a stage
+  // at a parallelism it was measured at with that measurement, not with
+  // the traced cost (emitted_model.h).
+  const MeasuredCosts* learned = nullptr;
+};
+
+// A stage whose learned cost at a parallelism the model used while
+// searching: it priced at least one configuration the rewrite considered.
+struct LearnedCost {
+  std::string stage;
+  int parallelism = 1;
 };
 
 struct RewriteResult {
@@ -56,8 +69,12 @@ struct RewriteResult {
   // plus the buffers already measured plus the added prefetch.
   double memory_bytes = 0;
   // What the plan proposed that the rewrite left out, and why (a cache or
-  // a prefetch the model says gains nothing; the pipeline kept as given).
+  // a prefetch the model says gains nothing; the pipeline kept as given),
+  // and the learned costs the model used.
   std::vector<std::string> notes;
+  // Stages priced with costs measured in earlier runs (by stage, then
+  // parallelism).
+  std::vector<LearnedCost> learned;
 };
 
 // The analysis gives the traced program and the model of the machine to

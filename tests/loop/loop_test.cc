@@ -214,6 +214,10 @@ TEST_CASE("optimize loop: steps, best step, traces kept", "[loop]") {
   CHECK(json["best_step"] == r.best_step);
   CHECK(json["output"] == "out.json");
   CHECK(json["steps"][1]["changes"].size() == r.steps[1].changes.size());
+  // Step 0's rewrite had only step 0's costs, all at the traced
+  // parallelism: nothing learned yet.
+  CHECK(r.steps[1].learned.empty());
+  CHECK(json["steps"][1]["learned_costs"].size() == r.steps[1].learned.size());
   const std::string table = report::StepTable(r);
   CHECK(table.find("(as given)") != std::string::npos);
   CHECK(table.find("stopped: reached the limit of 2 steps") != std::string::npos);

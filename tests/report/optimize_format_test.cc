@@ -1,0 +1,49 @@
+// The optimize loop's step table and JSON (lib/report/optimize_format.h):
+// the stages a rewrite priced with costs learned in earlier steps are
+// listed in the row of the step that rewrite made. A hand-made result, no
+// runs.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "report/optimize_format.h"
+
+using namespace plumber;
+
+namespace {
+
+optimize::OptimizeResult TwoSteps() {
+  optimize::OptimizeResult r;
+  optimize::Step s0;
+  s0.index = 0;
+  s0.measured = 100;
+  s0.complete = true;
+  s0.end_status = "ok";
+  optimize::Step s1 = s0;
+  s1.index = 1;
+  s1.measured = 150;
+  s1.changes.push_back({"work", "parallelism", "2", "1", "why", 150});
+  s1.learned.push_back({"work", 1});
+  s1.learned.push_back({"decode", 3});
+  r.steps = {s0, s1};
+  r.best_step = 1;
+  r.stopped_because = "reached the limit of 2 steps";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("optimize report: the stages priced with learned costs", "[report][optimize]") {
+  const optimize::OptimizeResult r = TwoSteps();
+  const std::string table = report::StepTable(r);
+  CHECK(table.find("work parallelism 2->1") != std::string::npos);
+  CHECK(table.find("(priced with costs learned in earlier steps: work at 1, decode at 3)") != std::string::npos);
+
+  auto json = nlohmann::json::parse(report::StepJson(r, ""));
+  CHECK(json["steps"][0]["learned_costs"].empty());
+  REQUIRE(json["steps"][1]["learned_costs"].size() == 2);
+  CHECK(json["steps"][1]["learned_costs"][0]["stage"] == "work");
+  CHECK(json["steps"][1]["learned_costs"][0]["parallelism"] == 1);
+  CHECK(json["steps"][1]["learned_costs"][1]["stage"] == "decode");
+  CHECK(json["steps"][1]["learned_costs"][1]["parallelism"] == 3);
+}
