@@ -11,6 +11,19 @@
 namespace plumber::runtime::testing {
 namespace {
 
+// Sanitizer builds: see the bounds that use it.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 schema::Pipeline BurnPipeline(int parallelism, int elements) {
   return Chain({R"({"name":"src","op":"range","range":{"stop":)" + std::to_string(elements) + "}}",
                 R"({"name":"burn","op":"map","map":{"parallelism":)" + std::to_string(parallelism) +
@@ -35,8 +48,13 @@ TEST_CASE("map(cpu_burn 1000us) is charged about 1000us per element at paralleli
     for (int i = 0; i < 32; ++i) sink += BurnLoop(static_cast<uint64_t>(1000 * BurnIterationsPerMicro()));
     const double direct_us = static_cast<double>(ThreadCpuNanos() - cpu0) / 32 / 1000;
     INFO("charged " << per_element_us << " us, a direct burn " << direct_us << " us (" << (sink & 1) << ")");
-    CHECK(per_element_us > 0.75 * direct_us);
-    CHECK(per_element_us < 1.25 * direct_us);
+    // In the sanitizer builds the same burn measured 640 to 1320 us within
+    // minutes (charged/direct 0.73 to 1.62), and that spread failed this
+    // check before and after the sampling debts: there it only has to be
+    // within a factor of two.
+    const double low = kSanitized ? 0.5 : 0.75, high = kSanitized ? 2.0 : 1.25;
+    CHECK(per_element_us > low * direct_us);
+    CHECK(per_element_us < high * direct_us);
     CHECK(per_element_us > 500);  // and it is a millisecond-scale burn at all
     // Its parent and its input did not get the burn's time.
     // (Under CPU contention a few percent of the burn's time can land on
@@ -225,20 +243,12 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
 // The share of the burns' neighbours (range, batch): 2-4% on an idle
 // machine, up to 8% with another test on the other core (preempted
 // timed calls), 11% when sampling debts were dropped. The burns' ratio is
-// the sharp check. Sanitizers slow the range and the batch themselves
-// (every memory access is instrumented) while a burn is arithmetic: under
-// them the neighbours really cost a larger share.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr double kRestShare = 0.25;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr double kRestShare = 0.25;
-#else
-constexpr double kRestShare = 0.12;
-#endif
-#else
-constexpr double kRestShare = 0.12;
-#endif
+// the sharp check. In the sanitizer builds (Debug, every memory access
+// instrumented) the range and the batch themselves cost 3 us an element
+// against the burns' 8-11: there the neighbours really are 30%, and the
+// two burns' CPU (arithmetic) the rest.
+constexpr double kRestShare = kSanitized ? 0.4 : 0.12;
+constexpr double kBurnShare = kSanitized ? 0.55 : 0.8;
 
 TEST_CASE("sampled nodes on one thread: each is charged its own work, not its input's", "[tracing]") {
   // Two fast maps inline on the consumer's thread, both timed one call in
@@ -266,7 +276,7 @@ TEST_CASE("sampled nodes on one thread: each is charged its own work, not its in
   CHECK(inner / outer > 1.7);
   CHECK(inner / outer < 2.4);
   // And together they are nearly all of the thread's time.
-  CHECK(inner + outer > 0.8 * spent);
+  CHECK(inner + outer > kBurnShare * spent);
   CHECK(rest < kRestShare * spent);
 }
 
