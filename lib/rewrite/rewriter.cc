@@ -54,6 +54,13 @@ std::string UniqueName(const schema::Pipeline& p, const std::string& base) {
   return name;
 }
 
+// The plan's cache as a node of `p`, named after the node it serves; an
+// empty file name caches in memory. The search tries it and the rewrite
+// emits it: one node, built in one place.
+schema::Node PlanCacheNode(const schema::Pipeline& p, const analysis::Plan& plan) {
+  return MakeCacheNode(UniqueName(p, plan.cache_node + "_cache"), plan.cache_node, plan.cache_file);
+}
+
 // Programs up to this size get a prediction after each knob's change;
 // larger ones one per phase of the rewrite (see `stamp` in Rewrite).
 constexpr int kStampEachKnobNodes = 256;
@@ -190,8 +197,7 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
       knobs[j].op->set_parallelism(node, par[j]);
     }
     if (insert_cache) {
-      InsertAbove(&p, plan.cache_node,
-                  MakeCacheNode(UniqueName(p, plan.cache_node + "_cache"), plan.cache_node, plan.cache_file));
+      InsertAbove(&p, plan.cache_node, PlanCacheNode(p, plan));
     }
     return p;
   };
@@ -428,8 +434,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   if (!plan.cache_node.empty()) {
     if (adds_cache) {
       before_new_cache = false;
-      // An empty file name caches in memory.
-      schema::Node cache = MakeCacheNode(UniqueName(out, plan.cache_node + "_cache"), plan.cache_node, plan.cache_file);
+      schema::Node cache = PlanCacheNode(out, plan);
       int removed = 0;
       for (const auto& s : plan.stages) removed += s.active ? 0 : 1;
       const std::string where = plan.cache_file.empty() ? "in memory" : "in the file " + plan.cache_file;

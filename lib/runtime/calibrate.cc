@@ -102,24 +102,37 @@ PerElement Time(double seconds, Next&& next) {
           static_cast<double>(wall) / static_cast<double>(n)};
 }
 
-// The pool over CountingIterator, with `max_chunk` tasks per chunk.
-PerElement TimePool(int parallelism, int64_t capacity, int64_t max_chunk, double seconds) {
+// `source`'s elements through the pool running `op` on each (recycling the
+// buffers, as the map does), with `max_chunk` tasks per chunk; the consumer
+// does `consume` with each result.
+template <typename Op, typename Consume>
+PerElement TimePoolOf(std::unique_ptr<Iterator> source, Op op, Consume&& consume, int parallelism, int64_t capacity,
+                      int64_t max_chunk, double seconds) {
   OrderedPoolSpec spec;
   spec.parallelism = parallelism;
   spec.capacity = capacity;
   spec.max_chunk = max_chunk;
-  spec.work = [](std::vector<Element>& in, uint64_t, Element* out) {
-    out->swap(in[0]);  // as the map does: buffers are recycled
-    return AddOne(out);
+  spec.work = [op](std::vector<Element>& in, uint64_t, Element* out) {
+    out->swap(in[0]);
+    return op(out);
   };
-  auto pool = MakeOrderedPoolIterator(std::make_unique<CountingIterator>(), std::move(spec));
+  auto pool = MakeOrderedPoolIterator(std::move(source), std::move(spec));
   Element e;
   bool end = false;
   // A warm-up: threads started, chunk size learned.
   for (int i = 0; i < 2000; ++i) (void)pool->GetNext(&e, &end);
-  PerElement t = Time(seconds, [&] { (void)pool->GetNext(&e, &end); });
+  PerElement t = Time(seconds, [&] {
+    (void)pool->GetNext(&e, &end);
+    consume(e);
+  });
   pool->Close();
   return t;
+}
+
+// The pool over CountingIterator's scalars and an add.
+PerElement TimePool(int parallelism, int64_t capacity, int64_t max_chunk, double seconds) {
+  return TimePoolOf(std::make_unique<CountingIterator>(), AddOne, [](const Element&) {}, parallelism, capacity,
+                    max_chunk, seconds);
 }
 
 // Extra CPU per element of `bytes`-byte payloads made by CopyPayload through
@@ -134,20 +147,9 @@ double PayloadHandoff(int parallelism, int64_t bytes, double seconds) {
     (void)CopyPayload(&e);
     sink += Touch(e);
   });
-  OrderedPoolSpec spec;
-  spec.parallelism = parallelism;
-  spec.capacity = parallelism;
-  spec.work = [](std::vector<Element>& in, uint64_t, Element* out) {
-    out->swap(in[0]);
-    return CopyPayload(out);
-  };
-  auto pool = MakeOrderedPoolIterator(std::make_unique<PayloadIterator>(bytes), std::move(spec));
-  for (int i = 0; i < 2000; ++i) (void)pool->GetNext(&e, &end);
-  const PerElement pooled = Time(seconds / 2, [&] {
-    (void)pool->GetNext(&e, &end);
-    sink += Touch(e);
-  });
-  pool->Close();
+  const PerElement pooled = TimePoolOf(std::make_unique<PayloadIterator>(bytes), CopyPayload,
+                                      [&](const Element& out) { sink += Touch(out); }, parallelism, parallelism,
+                                      /*max_chunk=*/0, seconds / 2);
   // Keeps the reads from being optimised away without a volatile.
   if (sink == 1) return 0;
   return pooled.cpu_ns - inline_cost.cpu_ns;
