@@ -77,7 +77,11 @@ const analysis::NodeModel* EmittedModel::Carried(const ProgramGraph& g, int i) c
 double EmittedModel::PriceSeconds(const ProgramGraph& g, int i) const {
   const analysis::NodeModel* m = Carried(g, i);
   if (m == nullptr || m->visit_ratio <= 0) return 0;
-  const double work_ns = 1e9 * m->cpu_seconds_per_minibatch / m->visit_ratio;
+  // The pool sizes its chunks by the wall time a task takes (ordered_pool.cc),
+  // waiting included: a stage that waits milliseconds per element hands
+  // each element over alone, with its wake-up, however little CPU it uses.
+  const double work_ns =
+      1e9 * std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch) / m->visit_ratio;
   return m->visit_ratio * price_.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
 }
 
@@ -173,6 +177,17 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     const auto& consumers = g.consumers(i);
     if (!consumers.empty()) charge(g.name(consumers[0]), price / 2);
     priced.cpu = std::max(0.0, priced.cpu + (measured_here ? price / 2 : price));
+  }
+  // Every wait of a node's own work ends in a wake-up the trace's CPU does
+  // not hold (HandoffPrice::WakeupSeconds): one per storage request of a
+  // reader, else one per element (a sleep or a call per element).
+  for (int i = 0; i < g.size(); ++i) {
+    const analysis::NodeModel* m = report_.Find(g.name(i));
+    if (m == nullptr || m->wait_seconds <= 0 || m->elements <= 0 || !priced.service.count(m->name)) continue;
+    const double waits = m->storage_requests > 0 ? static_cast<double>(m->storage_requests) / m->elements : 1.0;
+    const double wakeups = m->visit_ratio * waits * price_.WakeupSeconds();
+    priced.service[m->name] += wakeups;
+    priced.cpu += wakeups;
   }
   // A cache the rewrite inserts replays every element from memory after
   // the first epoch: a copy out of the cache into a buffer of its own, on

@@ -40,7 +40,18 @@ struct HandoffPrice {
   // One element of `bytes` crossing threads (or copied out of a cache),
   // without the chunk's hand-off.
   double ElementSeconds(double bytes) const;
-  // One element handed over by a pool whose elements cost `work_ns` each.
+  // A thread that waits (a sleep, a remote call, a storage request) parks
+  // and is woken when the wait ends: work in the kernel, and on a virtual
+  // machine in the hypervisor, that the thread's own CPU clock does not
+  // see but the cores pay once the pipeline is CPU-bound. Priced as one
+  // hand-off with its wake-up (the calibrated cpu_ns). Measured on the
+  // remote example (2 ms sleep and 50 us of CPU per element) at 123
+  // threads on 2 cores: the cores delivered half what the traced CPU
+  // allows, about 80 us of core time per element unseen, where this
+  // machine's calibration says 24 us per wake-up.
+  double WakeupSeconds() const { return known ? per_handoff_ns * 1e-9 : 0; }
+  // One element handed over by a pool whose elements take `work_ns` each
+  // (wall time: CPU and waiting).
   double SecondsPerElement(double bytes, double work_ns) const;
 };
 

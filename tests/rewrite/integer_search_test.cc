@@ -208,3 +208,47 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
   CHECK(*with_replay < *without);
   CHECK(*with_replay / *without == Approx(3.1 / (3.1 + 6.69)).epsilon(0.05));
 }
+
+namespace {
+
+// src -> call (waits 2 ms, then 50 us of CPU per element) -> batch(32), as
+// the remote example traces naive: 4000 elements in 10 s on one thread.
+TraceBuilder RemoteCall() {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 1000000000}},
+    {"name": "call", "op": "map", "inputs": ["src"], "map": {"udf": [
+      {"op": "sleep", "args": {"micros": 2000}}, {"op": "cpu_burn", "args": {"micros": 50}}]}},
+    {"name": "batch", "op": "batch", "inputs": ["call"], "batch": {"batch_size": 32}}]})",
+                 2);
+  Calibrated(b);
+  b.header().set_wait_traced(true);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  const int64_t n = 4000;
+  TraceBuilder::Node(s, "src", {n, n * 8, n * 500, 0, 0});
+  TraceBuilder::Node(s, "call", {n, n * 8, n * 50'000, 0, n}).set_wait_ns(n * 2'000'000);
+  TraceBuilder::Node(s, "batch", {n / 32, n * 8, (n / 32) * 10'000, 0, n});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a stage that waits pays a wake-up per wait and hands each element over alone", "[rewrite][search]") {
+  // Per element: 50 us of CPU, the wake-up that ends its wait (10 us, the
+  // calibrated hand-off), and its own hand-off (the pool chunks by wall
+  // time, and 2 ms of it is a chunk of one: 10 us plus 30 ns for a scalar).
+  // Per minibatch of 32 with the range's 0.5 us and the batch's 10 us:
+  // 32 x (50 + 10 + 10.03 + 0.5) + 10 = 2266.96 us, on 2 cores.
+  const RewriteResult r = RewriteChecked(RemoteCall());
+  CHECK(Parallelism(r.pipeline, "call") > 32);
+  CHECK(r.predicted_after == Approx(2 / 2266.96e-6).epsilon(0.005));
+  // Uncalibrated, the same rewrite is held only by the plan's cores: the
+  // CPU the trace saw, 32 x (50 + 0.5) + 10 us per minibatch.
+  TraceBuilder bare = RemoteCall();
+  bare.header().mutable_machine()->clear_handoff();
+  auto report = bare.Analyze();
+  REQUIRE(report.ok());
+  auto unpriced = Rewrite(*report);
+  REQUIRE(unpriced.ok());
+  CHECK(unpriced->predicted_after == Approx(2 / 1626e-6).epsilon(0.005));
+}
