@@ -51,6 +51,7 @@ int RunDemo(const DemoFlags& f) {
   setup->options.tool_version = kPlumberVersion;
   setup->options.argv = {"plumber", "demo"};
   setup->options.stop = InstallLoopStopHandler();
+  setup->options.handoff = runtime::CalibrateHandoff();
 
   auto result = optimize::Optimize(env, *setup->program, setup->options, LoopProgress());
   ClearLoopProgress();

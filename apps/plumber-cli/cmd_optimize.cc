@@ -117,6 +117,8 @@ int RunOptimize(const OptimizeFlags& f) {
     options->trace_dir = f.keep_traces;
   }
   options->stop = InstallLoopStopHandler();
+  // Once, before any pipeline starts threads: every step is priced alike.
+  options->handoff = runtime::CalibrateHandoff();
 
   auto result = optimize::Optimize(env, *pipeline, *options, LoopProgress());
   ClearLoopProgress();

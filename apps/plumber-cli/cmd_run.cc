@@ -137,13 +137,7 @@ int RunRun(const RunOptions& opt) {
     // The price of a hand-off between threads on this machine, for the
     // model (a fifth of a second, before the pipeline starts its threads; after the
     // signal handlers, so that a stop request meanwhile ends the run cleanly).
-    const runtime::HandoffCost h = runtime::MeasureHandoff(2, 0.2);
-    config.handoff.set_parallelism(h.parallelism);
-    config.handoff.set_cpu_ns(h.cpu_ns);
-    config.handoff.set_latency_ns(h.latency_ns);
-    config.handoff.set_chunked_cpu_ns(h.chunked_cpu_ns);
-    config.handoff.set_payload_cpu_ns(h.payload_cpu_ns);
-    config.handoff.set_payload_cpu_ns_per_byte(h.payload_cpu_ns_per_byte);
+    config.handoff = runtime::CalibrateHandoff();
   }
 
   auto result = runtime::RunPipeline(env, *pipeline, config);

@@ -42,6 +42,7 @@ StatusOr<Measured> Measure(Env* env, const ProgramGraph& pipeline, const std::st
       o.snapshot_every_seconds > 0 ? o.snapshot_every_seconds : std::clamp(o.seconds_per_run / 10, 0.05, 1.0);
   config.trace_path = trace;
   config.storage = o.storage;
+  config.handoff = o.handoff;
   config.base_dir = o.base_dir;
   config.argv = o.argv;
   config.tool_version = o.tool_version;

@@ -57,6 +57,11 @@ struct OptimizeOptions {
   runtime::StorageOptions storage;
   // Relative paths in the pipeline resolve against this directory.
   std::string base_dir;
+  // The machine's hand-off price, recorded in every run's trace so that
+  // each rewrite prices parallelism (runtime::CalibrateHandoff; measure it
+  // once, so that every step is priced alike). Unmeasured (parallelism 0):
+  // the traces leave it out and parallelism is free to the model.
+  schema::HandoffCost handoff;
   // Existing directory that receives step-N.pb traces and step-N.json
   // pipelines.
   std::string trace_dir;

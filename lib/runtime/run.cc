@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/calibrate.h"
 #include "runtime/machine_cpu.h"
 #include "runtime/program.h"
 #include "traceio/trace_io.h"
@@ -393,6 +394,18 @@ schema::Machine DescribeMachine(Env* env, const StorageOptions& storage) {
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) == 0) m.set_hostname(host);
   return m;
+}
+
+schema::HandoffCost CalibrateHandoff() {
+  const HandoffCost h = MeasureHandoff(2, 0.2);
+  schema::HandoffCost out;
+  out.set_parallelism(h.parallelism);
+  out.set_cpu_ns(h.cpu_ns);
+  out.set_latency_ns(h.latency_ns);
+  out.set_chunked_cpu_ns(h.chunked_cpu_ns);
+  out.set_payload_cpu_ns(h.payload_cpu_ns);
+  out.set_payload_cpu_ns_per_byte(h.payload_cpu_ns_per_byte);
+  return out;
 }
 
 StatusOr<RunResult> RunPipeline(Env* env, const ProgramGraph& program, const RunConfig& config) {

@@ -88,4 +88,11 @@ StatusOr<RunResult> RunPipeline(Env* env, const ProgramGraph& program, const Run
 // The machine description for the trace header.
 schema::Machine DescribeMachine(Env* env, const StorageOptions& storage);
 
+// The price of a hand-off between threads on this machine
+// (MeasureHandoff, calibrate.h: 2 workers, about a fifth of a second), as
+// RunConfig::handoff records it for the model's price of parallelism.
+// Every traced run a rewrite reads needs it: `plumber run` and the
+// optimize loop measure it once before their pipelines start threads.
+schema::HandoffCost CalibrateHandoff();
+
 }  // namespace plumber::runtime
