@@ -27,6 +27,12 @@ double HandoffPrice::ElementSeconds(double bytes) const {
   return (payload_ns + per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
 }
 
+double HandoffPrice::CopySeconds(double bytes) const {
+  if (!known) return 0;
+  if (copy_ns <= 0) return ElementSeconds(bytes);
+  return (copy_ns + copy_per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
+}
+
 double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
   if (!known) return 0;
   const double chunk = std::clamp(1e6 / std::max(1.0, work_ns), 1.0, 2048.0);
@@ -47,6 +53,8 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
     price_.chunked_ns = h.chunked_cpu_ns();
     price_.payload_ns = h.payload_cpu_ns();
     price_.per_byte_ns = h.payload_cpu_ns_per_byte();
+    price_.copy_ns = h.copy_cpu_ns();
+    price_.copy_per_byte_ns = h.copy_cpu_ns_per_byte();
   }
   for (const auto& m : report.nodes) {
     if (!m.reliable || !m.steady_state_cost) continue;
@@ -191,14 +199,13 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   }
   // A cache the rewrite inserts replays every element from memory after
   // the first epoch: a copy out of the cache into a buffer of its own, on
-  // the thread of its consumer, priced like a payload handed over (the
-  // text example's cache measured 0.26 us per 182-byte element where
-  // that price says 0.13). A cache already traced has its cost measured.
+  // the thread of its consumer (HandoffPrice::CopySeconds). A cache
+  // already traced has its cost measured.
   for (int i = 0; i < g.size(); ++i) {
     if (!g.op(i).caches || report_.Find(g.name(i)) != nullptr || !cached) continue;
     const analysis::NodeModel* m = Carried(g, i);
     if (m == nullptr || m->visit_ratio <= 0) continue;
-    const double replay = m->visit_ratio * price_.ElementSeconds(m->bytes_per_element.value_or(0));
+    const double replay = m->visit_ratio * price_.CopySeconds(m->bytes_per_element.value_or(0));
     priced.service[g.name(i)] += replay;
     priced.cpu += replay;
   }

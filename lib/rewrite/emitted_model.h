@@ -36,9 +36,11 @@ struct HandoffPrice {
   double chunked_ns = 0;
   double payload_ns = 0;
   double per_byte_ns = 0;
+  // Copying an element on one thread (calibrated; 0 in older traces).
+  double copy_ns = 0;
+  double copy_per_byte_ns = 0;
 
-  // One element of `bytes` crossing threads (or copied out of a cache),
-  // without the chunk's hand-off.
+  // One element of `bytes` crossing threads, without the chunk's hand-off.
   double ElementSeconds(double bytes) const;
   // A thread that waits (a sleep, a remote call, a storage request) parks
   // and is woken when the wait ends: work in the kernel, and on a virtual
@@ -49,6 +51,10 @@ struct HandoffPrice {
   // threads on 2 cores: the cores delivered half what the traced CPU
   // allows, about 80 us of core time per element unseen, where this
   // machine's calibration says 24 us per wake-up.
+  // One element of `bytes` copied out of a cache on its consumer's thread:
+  // the calibrated copy; traces from before it was measured price it as a
+  // hand-off (ElementSeconds), which overstates large elements.
+  double CopySeconds(double bytes) const;
   double WakeupSeconds() const { return known ? per_handoff_ns * 1e-9 : 0; }
   // One element handed over by a pool whose elements take `work_ns` each
   // (wall time: CPU and waiting).

@@ -405,6 +405,8 @@ schema::HandoffCost CalibrateHandoff() {
   out.set_chunked_cpu_ns(h.chunked_cpu_ns);
   out.set_payload_cpu_ns(h.payload_cpu_ns);
   out.set_payload_cpu_ns_per_byte(h.payload_cpu_ns_per_byte);
+  out.set_copy_cpu_ns(h.copy_cpu_ns);
+  out.set_copy_cpu_ns_per_byte(h.copy_cpu_ns_per_byte);
   return out;
 }
 

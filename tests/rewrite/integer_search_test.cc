@@ -207,6 +207,17 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
   // batch's and the repeat's 0.1 ms a batch over 1200 batches, ~0.1 us).
   CHECK(*with_replay < *without);
   CHECK(*with_replay / *without == Approx(3.1 / (3.1 + 6.69)).epsilon(0.05));
+  // That was a trace from before the copy was calibrated. With it (50 ns
+  // and 0.02 ns per byte beyond 128, as memcpy on one core measures), the
+  // copy costs 50 + 0.02 x 65408 = 1.36 us, not a hand-off's 6.69.
+  TraceBuilder copied = CachedThenCheap(65536, 3'000);
+  copied.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns(50);
+  copied.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns_per_byte(0.02);
+  auto copied_report = copied.Analyze();
+  REQUIRE(copied_report.ok());
+  auto with_copy = EmittedModel(*copied_report, r->plan).PredictEmitted(inline_flip);
+  REQUIRE(with_copy.ok());
+  CHECK(*with_copy / *without == Approx(3.1 / (3.1 + 1.358)).epsilon(0.05));
 }
 
 namespace {

@@ -392,6 +392,12 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   CHECK(h.payload_cpu_ns() < 1e5);
   CHECK(h.payload_cpu_ns_per_byte() >= 0);
   CHECK(h.payload_cpu_ns_per_byte() < 10);
+  // Copying on one thread: positive, and a byte costs well under what
+  // memory this slow would take (10 ns a byte is 100 MB/s).
+  CHECK(h.copy_cpu_ns() > 0);
+  CHECK(h.copy_cpu_ns() < 1e5);
+  CHECK(h.copy_cpu_ns_per_byte() > 0);
+  CHECK(h.copy_cpu_ns_per_byte() < 10);
 }
 
 TEST_CASE("plumber gen writes data that plumber run reads", "[run][binary]") {
