@@ -15,6 +15,21 @@
 
 namespace plumber::runtime::testing {
 
+// Sanitizer builds (every memory access instrumented) run tight loops and
+// memory copies several to tens of times slower: bounds on measured costs
+// say so where they use it.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // Chains nodes given as JSON objects: a node without "inputs" reads from
 // the node before it (sources aside). The last node is the output.
 inline schema::Pipeline Chain(const std::vector<std::string>& nodes, const std::vector<std::string>& extra = {}) {

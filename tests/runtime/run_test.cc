@@ -390,14 +390,16 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   // a byte costs far less than an element (8 KiB is a few us at most).
   CHECK(h.payload_cpu_ns() >= h.chunked_cpu_ns());
   CHECK(h.payload_cpu_ns() < 1e5);
+  // 10 ns a byte would be 100 MB/s; under ThreadSanitizer, which shadows
+  // every byte a 64 KiB payload hands across threads, it measured 30.
+  const double per_byte_bound = kSanitized ? 1000 : 10;
   CHECK(h.payload_cpu_ns_per_byte() >= 0);
-  CHECK(h.payload_cpu_ns_per_byte() < 10);
-  // Copying on one thread: positive, and a byte costs well under what
-  // memory this slow would take (10 ns a byte is 100 MB/s).
+  CHECK(h.payload_cpu_ns_per_byte() < per_byte_bound);
+  // Copying on one thread: positive, and a byte costs well under that.
   CHECK(h.copy_cpu_ns() > 0);
   CHECK(h.copy_cpu_ns() < 1e5);
   CHECK(h.copy_cpu_ns_per_byte() > 0);
-  CHECK(h.copy_cpu_ns_per_byte() < 10);
+  CHECK(h.copy_cpu_ns_per_byte() < per_byte_bound);
 }
 
 TEST_CASE("plumber gen writes data that plumber run reads", "[run][binary]") {

@@ -11,19 +11,6 @@
 namespace plumber::runtime::testing {
 namespace {
 
-// Sanitizer builds: see the bounds that use it.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 schema::Pipeline BurnPipeline(int parallelism, int elements) {
   return Chain({R"({"name":"src","op":"range","range":{"stop":)" + std::to_string(elements) + "}}",
                 R"({"name":"burn","op":"map","map":{"parallelism":)" + std::to_string(parallelism) +
