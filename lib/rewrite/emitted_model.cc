@@ -56,6 +56,14 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
     price_.copy_ns = h.copy_cpu_ns();
     price_.copy_per_byte_ns = h.copy_cpu_ns_per_byte();
   }
+  // Every wait of a node's own work ends in a wake-up the trace's CPU does
+  // not hold: one per storage request of a reader, else one per element (a
+  // sleep or a call per element).
+  for (const auto& m : report.nodes) {
+    if (m.wait_seconds <= 0 || m.elements <= 0 || price_.WakeupSeconds() <= 0) continue;
+    const double waits = m.storage_requests > 0 ? static_cast<double>(m.storage_requests) / m.elements : 1.0;
+    wakeups_[m.name] = m.visit_ratio * waits * price_.WakeupSeconds();
+  }
   for (const auto& m : report.nodes) {
     if (!m.reliable || !m.steady_state_cost) continue;
     traced_.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
@@ -186,16 +194,12 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     if (!consumers.empty()) charge(g.name(consumers[0]), price / 2);
     priced.cpu = std::max(0.0, priced.cpu + (measured_here ? price / 2 : price));
   }
-  // Every wait of a node's own work ends in a wake-up the trace's CPU does
-  // not hold (HandoffPrice::WakeupSeconds): one per storage request of a
-  // reader, else one per element (a sleep or a call per element).
-  for (int i = 0; i < g.size(); ++i) {
-    const analysis::NodeModel* m = report_.Find(g.name(i));
-    if (m == nullptr || m->wait_seconds <= 0 || m->elements <= 0 || !priced.service.count(m->name)) continue;
-    const double waits = m->storage_requests > 0 ? static_cast<double>(m->storage_requests) / m->elements : 1.0;
-    const double wakeups = m->visit_ratio * waits * price_.WakeupSeconds();
-    priced.service[m->name] += wakeups;
-    priced.cpu += wakeups;
+  // The wake-ups of the nodes that work (not those under the cache).
+  for (const auto& [name, seconds] : wakeups_) {
+    const auto at = priced.service.find(name);
+    if (at == priced.service.end()) continue;
+    at->second += seconds;
+    priced.cpu += seconds;
   }
   // A cache the rewrite inserts replays every element from memory after
   // the first epoch: a copy out of the cache into a buffer of its own, on

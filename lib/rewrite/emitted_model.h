@@ -42,6 +42,10 @@ struct HandoffPrice {
 
   // One element of `bytes` crossing threads, without the chunk's hand-off.
   double ElementSeconds(double bytes) const;
+  // One element of `bytes` copied out of a cache on its consumer's thread:
+  // the calibrated copy; traces from before it was measured price it as a
+  // hand-off (ElementSeconds), which overstates large elements.
+  double CopySeconds(double bytes) const;
   // A thread that waits (a sleep, a remote call, a storage request) parks
   // and is woken when the wait ends: work in the kernel, and on a virtual
   // machine in the hypervisor, that the thread's own CPU clock does not
@@ -51,10 +55,6 @@ struct HandoffPrice {
   // threads on 2 cores: the cores delivered half what the traced CPU
   // allows, about 80 us of core time per element unseen, where this
   // machine's calibration says 24 us per wake-up.
-  // One element of `bytes` copied out of a cache on its consumer's thread:
-  // the calibrated copy; traces from before it was measured price it as a
-  // hand-off (ElementSeconds), which overstates large elements.
-  double CopySeconds(double bytes) const;
   double WakeupSeconds() const { return known ? per_handoff_ns * 1e-9 : 0; }
   // One element handed over by a pool whose elements take `work_ns` each
   // (wall time: CPU and waiting).
@@ -109,6 +109,9 @@ class EmittedModel {
   HandoffPrice price_;
   std::set<std::string> traced_handoffs_;
   Costs traced_, planned_;
+  // Per traced node whose own work waits: its waits' wake-ups
+  // (HandoffPrice::WakeupSeconds), CPU seconds per minibatch.
+  std::unordered_map<std::string, double> wakeups_;
   double step_ = 0;
 };
 

@@ -387,7 +387,7 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   // Grouping cheap elements into chunks is what makes them cheap to hand over.
   CHECK(h.chunked_cpu_ns() < h.cpu_ns());
   // Elements with a buffer of their own cost at least what scalars do, and
-  // a byte costs far less than an element (8 KiB is a few us at most).
+  // a byte costs far less than an element (64 KiB is some tens of us at most).
   CHECK(h.payload_cpu_ns() >= h.chunked_cpu_ns());
   CHECK(h.payload_cpu_ns() < 1e5);
   // 10 ns a byte would be 100 MB/s; under ThreadSanitizer, which shadows
