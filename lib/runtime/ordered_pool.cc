@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "runtime/spin.h"
+#include "runtime/thread_cache.h"
 
 namespace plumber::runtime {
 namespace {
@@ -375,7 +376,7 @@ class OrderedPoolIterator final : public Iterator {
 
   std::unique_ptr<Iterator> input_;
   OrderedPoolSpec spec_;
-  std::vector<std::thread> workers_;
+  std::vector<PooledThread> workers_;
 
   // The consumer's own: the chunk it drains and its position in it.
   std::shared_ptr<Chunk> local_;

@@ -8,6 +8,7 @@
 
 #include "runtime/datasets.h"
 #include "runtime/spin.h"
+#include "runtime/thread_cache.h"
 
 namespace plumber::runtime {
 namespace {
@@ -396,7 +397,7 @@ class InterleaveDataset::ParIt final : public Iterator {
   const InterleaveDataset* d_;
   IterCtx ctx_;
   std::unique_ptr<Iterator> input_;
-  std::vector<std::thread> workers_;
+  std::vector<PooledThread> workers_;
   std::mutex mu_;
   // The consumer and the workers wait apart, so that each is woken only
   // by news it can use.
@@ -459,7 +460,7 @@ class PrefetchDataset final : public Dataset {
       std::unique_lock<std::mutex> lock(mu_);
       if (!started_) {
         started_ = true;
-        thread_ = std::thread([this] { Produce(); });
+        thread_ = PooledThread([this] { Produce(); });
       }
       while (buf_.empty() && !finished_ && !cancelled_) {
         news_.store(false, std::memory_order_relaxed);
@@ -543,7 +544,7 @@ class PrefetchDataset final : public Dataset {
     const PrefetchDataset* d_;
     NodeCounters* wc_;
     std::unique_ptr<Iterator> input_;
-    std::thread thread_;
+    PooledThread thread_;
     std::mutex mu_;
     std::condition_variable cv_consumer_;
     std::condition_variable cv_producer_;

@@ -3,42 +3,24 @@
 // starts, and whether its own work, its inputs and its function run on the
 // consumer's thread. The thread-group model of the analysis rests on these
 // answers, so each is measured, not assumed: threads by counting the
-// process's tasks, placement by where a 1 ms CPU burn is charged (the
+// pool tasks running, placement by where a 1 ms CPU burn is charged (the
 // consumer thread's CPU clock against the burning node's total).
-#include <dirent.h>
-
-#include <chrono>
 #include <set>
 #include <thread>
 
 #include "harness.h"
 #include "pipeline/op_table.h"
 #include "runtime/stats.h"
+#include "runtime/thread_cache.h"
 #include "traceio/record_io.h"
 
 namespace plumber::runtime::testing {
 namespace {
 
-int ProcessThreads() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/task");
-  REQUIRE(d != nullptr);
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
-}
-
-// The process's task count once it settles at `want`, or what it is after
-// two seconds: a joined thread can linger in /proc/self/task for a moment,
-// since the kernel wakes the joiner before it has reaped the task.
-int ThreadsSettledAt(int want) {
-  int n = ProcessThreads();
-  for (int i = 0; i < 200 && n != want; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    n = ProcessThreads();
-  }
-  return n;
-}
+// Threads a node runs: the runtime's pools run their workers as tasks of
+// the thread cache (thread_cache.h), whose threads outlive a closed pool,
+// so the tasks are counted rather than the process's threads.
+int Workers() { return RunningPooledTasks(); }
 
 // Which part of the node under test (named "x") the burn exercises.
 enum class Burn { kNone, kInput, kWork, kFunction };
@@ -134,7 +116,7 @@ TEST_CASE("the op table's thread use matches the runtime for every op", "[thread
 
     Harness h(p);
     REQUIRE(h.build_status().ok());
-    const int before = ProcessThreads();
+    const int before = Workers();
     auto it = h.program().output()->MakeIterator(IterCtx{&h.ctx(), nullptr, nullptr});
     REQUIRE(it.ok());
     const int64_t cpu0 = ThreadCpuNanos();
@@ -145,10 +127,10 @@ TEST_CASE("the op table's thread use matches the runtime for every op", "[thread
       if (end) break;
     }
     const int64_t consumer_cpu = ThreadCpuNanos() - cpu0;
-    CHECK(ProcessThreads() - before == use.threads);
+    CHECK(Workers() - before == use.threads);
     (*it)->Close();
     cpu::Flush();
-    CHECK(ThreadsSettledAt(before) == before);
+    CHECK(Workers() == before);
     if (c.burn == Burn::kNone) continue;
     const std::string burner = c.burn == Burn::kWork ? "x" : c.burn == Burn::kFunction ? "f" : "burn";
     const double burnt = static_cast<double>(h.Stats(burner).active_cpu_ns());
