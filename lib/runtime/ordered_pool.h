@@ -26,11 +26,10 @@ namespace plumber::runtime {
 
 struct OrderedPoolSpec {
   int parallelism = 1;
-  // Chunks in flight or finished and not yet handed to the consumer. A
-  // chunk is one task when tasks are costly, so for them this is the
-  // buffer's capacity in tasks, as tf.data counts it; cheap tasks are
-  // grouped, and then up to capacity + parallelism chunks may be in flight
-  // or done (each bounded in bytes, see ordered_pool.cc).
+  // Chunks in flight or finished and not yet handed to the consumer, as
+  // tf.data counts its buffer; each worker may hold one more (Slots in
+  // ordered_pool.cc). A chunk is one task when tasks are costly; cheap
+  // tasks are grouped, each chunk bounded in bytes.
   int64_t capacity = 1;
   // Input elements per task.
   int64_t pull = 1;

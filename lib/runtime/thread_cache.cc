@@ -41,6 +41,7 @@ class ThreadCache {
       } else {
         spawn = true;
         ++threads_;
+        ++created_;
       }
     }
     if (spawn) {
@@ -49,6 +50,7 @@ class ThreadCache {
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu_);
         --threads_;
+        --created_;
         --running_;
         // No thread took it: idle ones were all claimed by earlier tasks.
         pending_.erase(std::find(pending_.begin(), pending_.end(), task));
@@ -64,6 +66,10 @@ class ThreadCache {
   int threads() {
     std::lock_guard<std::mutex> lock(mu_);
     return threads_;
+  }
+  int64_t created() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return created_;
   }
 
  private:
@@ -104,6 +110,7 @@ class ThreadCache {
   int idle_ = 0;
   int threads_ = 0;
   int running_ = 0;
+  int64_t created_ = 0;
 };
 
 // Never destroyed: its threads may still be parked in it while the process
@@ -142,5 +149,6 @@ void PooledThread::join() {
 
 int RunningPooledTasks() { return Cache().running(); }
 int CachedThreads() { return Cache().threads(); }
+int64_t ThreadsCreated() { return Cache().created(); }
 
 }  // namespace plumber::runtime

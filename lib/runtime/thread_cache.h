@@ -6,6 +6,7 @@
 // or on a new one; a thread with no task for kIdleExit exits.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -42,5 +43,7 @@ class PooledThread {
 int RunningPooledTasks();
 // Threads the cache holds, idle or running a task.
 int CachedThreads();
+// Threads the cache has created since the process started.
+int64_t ThreadsCreated();
 
 }  // namespace plumber::runtime

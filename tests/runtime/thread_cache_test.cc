@@ -45,20 +45,31 @@ TEST_CASE("thread cache: join returns after the task, and what it wrote is seen"
 }
 
 TEST_CASE("thread cache: a pool opened again reuses the threads of the last", "[thread_cache]") {
-  auto run_pool = [] {
-    std::atomic<int> ran{0};
+  // A pool of 8 tasks that all wait for each other: 8 threads exist after.
+  auto run_pool = [](bool meet) {
+    std::mutex mu;
+    std::condition_variable cv;
+    int started = 0;
     std::vector<PooledThread> pool;
-    for (int i = 0; i < 8; ++i) pool.emplace_back([&] { ran.fetch_add(1); });
+    for (int i = 0; i < 8; ++i) {
+      pool.emplace_back([&] {
+        std::unique_lock<std::mutex> lock(mu);
+        ++started;
+        cv.notify_all();
+        if (meet) cv.wait(lock, [&] { return started == 8; });
+      });
+    }
     for (auto& t : pool) t.join();
-    return ran.load();
+    return started;
   };
-  REQUIRE(run_pool() == 8);
-  const int after_first = CachedThreads();
-  CHECK(after_first >= 1);
-  // Eight more epochs of the same pool: no thread beyond those cached (an
-  // idle thread may time out meanwhile, never more are made than needed).
-  for (int epoch = 0; epoch < 8; ++epoch) REQUIRE(run_pool() == 8);
-  CHECK(CachedThreads() <= std::max(after_first, 8));
+  REQUIRE(run_pool(true) == 8);
+  CHECK(CachedThreads() >= 8);
+  const int64_t created = ThreadsCreated();
+  // Eight more epochs of the same pool, each closed before the next: every
+  // task runs on a thread an earlier one left (a thread idle for seconds
+  // would exit, which these milliseconds do not allow).
+  for (int epoch = 0; epoch < 8; ++epoch) REQUIRE(run_pool(epoch % 2 == 0) == 8);
+  CHECK(ThreadsCreated() == created);
   CHECK(RunningPooledTasks() == 0);
 }
 

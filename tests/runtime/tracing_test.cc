@@ -119,16 +119,17 @@ TEST_CASE("buffer capacity, peak fill and peak bytes are recorded", "[tracing]")
   CHECK(p.peak_buffered_bytes() == p.buffer_peak_fill() * 8);
 }
 
-TEST_CASE("a pooled map of costly elements buffers at most its capacity of them", "[tracing]") {
+TEST_CASE("a pooled map of costly elements buffers at most its capacity and one per worker", "[tracing]") {
   // 2 ms per element: more than a chunk's worth of work (1 ms), so each
-  // element travels alone and the buffer counts elements, as tf.data's does.
+  // element travels alone and the buffer counts elements: tf.data's
+  // capacity, plus the one each worker may start while the buffer is full.
   Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":24}})",
                    R"({"name":"m","op":"map","map":{"parallelism":3,"udf":[{"op":"cpu_burn","args":{"micros":2000}}]}})"}));
   h.All();
   auto m = h.Stats("m");
   CHECK(m.buffer_capacity() == 3);
   CHECK(m.buffer_peak_fill() >= 1);
-  CHECK(m.buffer_peak_fill() <= 3);
+  CHECK(m.buffer_peak_fill() <= 3 + 3);
 }
 
 }  // namespace
