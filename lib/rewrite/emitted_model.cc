@@ -24,7 +24,7 @@ std::set<std::string> HandsOff(const ProgramGraph& g) {
 double HandoffPrice::ElementSeconds(double bytes) const {
   if (!known) return 0;
   if (bytes <= 15 || payload_ns <= 0) return chunked_ns * 1e-9;
-  return (payload_ns + per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
+  return (payload_ns + per_byte_ns * std::clamp(bytes - 128, 0.0, kFittedBytes - 128)) * 1e-9;
 }
 
 double HandoffPrice::CopySeconds(double bytes) const {
