@@ -334,8 +334,11 @@ TEST_CASE("plumber run stops with an error naming the trace when the trace file 
   REQUIRE(t.ok());
   ExpectValidTrace(*t);
   CHECK(t->snapshots_size() >= 2);
-  CHECK(report.torn);
+  // The write that failed was cut inside its record, unless the records
+  // before it ended exactly at the limit (seen once in a few hundred
+  // runs): then nothing of it was written and the file is whole.
   CHECK(report.records == static_cast<uint64_t>(1 + t->snapshots_size()));
+  if (!report.torn) CHECK_THAT(err, Catch::Contains("keeps the " + std::to_string(t->snapshots_size())));
   // The summary counted exactly the snapshots the file holds.
   CHECK_THAT(Slurp(dir.File("out")), Catch::Contains("(" + std::to_string(t->snapshots_size()) + " snapshots)"));
 }
