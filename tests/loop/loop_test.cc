@@ -302,7 +302,13 @@ TEST_CASE("plumber demo --small succeeds and shows before and after", "[loop][cl
   REQUIRE(at != std::string::npos);
   const std::string node = out.substr(at + 12, out.find_first_of(" \n", at + 12) - at - 12);
   CHECK((node == "decode" || node == "batch" || node == "shards" || node == "read"));
-  CHECK(out.find("changes:\n  none") == std::string::npos);
+  // The loop rewrote the pipeline and ran it: step 1 lists the decode's
+  // threads. Whether step 1 then wins is a race of two 1 s runs, which
+  // other tests (bench/, the rewrite-not-slower case) judge: under the
+  // sanitizers it once measured 83.4 minibatches/s against step 0's 84.5,
+  // where eight reruns gave it 1.3x to 1.6x.
+  CHECK(out.find("\n1 ") != std::string::npos);
+  CHECK(out.find("parallelism 1->2") != std::string::npos);
 }
 
 }  // namespace
