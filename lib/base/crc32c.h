@@ -20,13 +20,13 @@ namespace plumber::crc32c {
 uint32_t Extend(uint32_t crc, const char* data, size_t n);
 
 inline uint32_t Value(const char* data, size_t n) { return Extend(0, data, n); }
+inline uint32_t Value(std::string_view s) { return Extend(0, s.data(), s.size()); }
 
 // The two implementations Extend picks from, for tests and benchmarks:
 // ExtendHardware may only be called when HardwareAvailable().
 uint32_t ExtendPortable(uint32_t crc, const char* data, size_t n);
 uint32_t ExtendHardware(uint32_t crc, const char* data, size_t n);
 bool HardwareAvailable();
-inline uint32_t Value(std::string_view s) { return Extend(0, s.data(), s.size()); }
 
 constexpr uint32_t kMaskDelta = 0xa282ead8u;
 

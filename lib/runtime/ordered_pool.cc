@@ -24,7 +24,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 
 #include "runtime/spin.h"
 #include "runtime/thread_cache.h"

@@ -32,6 +32,7 @@ class PooledThread {
   // joinable() is false. What the task wrote happens-before the return.
   void join();
 
+  // The task and its completion, shared with the thread that runs it.
   struct Task;
 
  private:
