@@ -14,24 +14,31 @@ namespace plumber::runtime {
 namespace {
 
 TEST_CASE("thread cache: tasks that wait on each other all run at once", "[thread_cache]") {
-  // 24 tasks that each wait until all 24 have started: a cache that
-  // queued a task behind a busy thread would hang here.
+  // 24 tasks that each wait until all 24 have started and the test lets
+  // them go: a cache that queued a task behind a busy thread would hang.
   constexpr int kTasks = 24;
   std::mutex mu;
   std::condition_variable cv;
   int started = 0;
+  bool release = false;
   std::vector<PooledThread> threads;
   for (int i = 0; i < kTasks; ++i) {
     threads.emplace_back([&] {
       std::unique_lock<std::mutex> lock(mu);
       ++started;
       cv.notify_all();
-      cv.wait(lock, [&] { return started == kTasks; });
+      cv.wait(lock, [&] { return release; });
     });
   }
-  CHECK(RunningPooledTasks() >= 1);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return started == kTasks; });
+    CHECK(RunningPooledTasks() == kTasks);
+    release = true;
+  }
+  cv.notify_all();
   for (auto& t : threads) t.join();
-  CHECK(started == kTasks);
+  CHECK(RunningPooledTasks() == 0);
   for (auto& t : threads) CHECK_FALSE(t.joinable());
 }
 
