@@ -20,6 +20,7 @@
 #include "analysis/plan.h"
 #include "analysis/window.h"
 #include "lp/linear_program.h"
+#include "analysis/epoch_restart.h"
 #include "pipeline/cardinality.h"
 #include "pipeline/program_graph.h"
 #include "trace.pb.h"
@@ -168,7 +169,13 @@ struct GroupModel {
 // The prediction for the pipeline exactly as configured (threads, caps and
 // cache as traced): what it should measure now.
 struct AsTraced {
+  // Over whole epochs: the steady state below with the epoch restart's
+  // fill (epoch_restart.h) added to every epoch.
   std::optional<double> throughput;
+  // The thread groups, the cores and storage alone.
+  std::optional<double> steady_throughput;
+  // The repeat whose input restarts each epoch, when its epoch is known.
+  std::optional<EpochRestart> restart;
   // The node (or thread group) that holds it.
   std::string bottleneck;
   // "threads" (a thread group's service), "cpu" (the cores) or "storage".
@@ -243,6 +250,7 @@ struct Analysis {
   std::optional<double> cpu_bound_uncapped;
   std::string cpu_bound_limit;  // "cores" or the node whose cap binds
   std::optional<double> disk_bound;
+  // The best parallelism's bound, over whole epochs (AsTraced::restart).
   std::optional<double> predicted_throughput;
   std::string predicted_limit;  // "cpu", "disk" or "wait"
 

@@ -56,6 +56,17 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     }
     f.push_back(s + ".");
   }
+  const auto& restart = r.as_traced.restart;
+  if (restart && r.as_traced.throughput && r.as_traced.steady_throughput &&
+      *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput) {
+    f.push_back("Each epoch (" + FormatNumber(restart->minibatches_per_epoch) + " minibatches) " + restart->repeat +
+                " restarts its input, which costs " +
+                FormatNumber(100 * (1 - *r.as_traced.throughput / *r.as_traced.steady_throughput)) +
+                "% of the steady " + rate(*r.as_traced.steady_throughput) + ": the threads under it end together, " +
+                units::FormatSeconds(restart->drain_seconds) + " of CPU after their last waits, and the first " +
+                "element waits " + units::FormatSeconds(restart->fill_wait_seconds) +
+                " with the cores idle; longer epochs lose less.");
+  }
   // Stages that mostly wait: what their threads give now and what more
   // would give (Little's law: in flight = rate x time held).
   for (const auto& m : r.nodes) {

@@ -407,8 +407,8 @@ void Modeler::Groups() {
 }
 
 // As configured: the tightest of the thread groups at their threads, the
-// cores shared by everything's CPU (waiting takes none), and storage. Each
-// is named by the node that costs it most.
+// cores shared by everything's CPU (waiting takes none), and storage, each
+// named by the node that costs it most; then the epoch restart's fill.
 void Modeler::AsTraced() {
   auto& a = r_.as_traced;
   auto take = [&](double x, std::string who, const char* limit) {
@@ -444,6 +444,7 @@ void Modeler::AsTraced() {
     take(r_.cores / r_.cpu_seconds_per_minibatch, heaviest(&NodeModel::cpu_seconds_per_minibatch, nullptr, ""), "cpu");
   }
   if (r_.disk_bound) take(*r_.disk_bound, heaviest(&NodeModel::disk_bytes_per_minibatch, nullptr, ""), "storage");
+  AddEpochRestart(g_, &r_);
 }
 
 void Modeler::Bounds() {

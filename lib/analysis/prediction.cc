@@ -72,14 +72,18 @@ Status SolvePrograms(Analysis* a, const lp::LinearProgram::Options& lp) {
     }
     a->cpu_bound = *cpu;
   }
-  if (a->as_traced.throughput) {
+  // The LP knows the steady state; the epoch restart is applied after it.
+  if (a->as_traced.steady_throughput) {
     auto traced = SolveAsTraced(*a, lp);
     if (!traced.ok()) return traced.status().WithContext(a->source);
-    if (Differ(traced->throughput, *a->as_traced.throughput)) {
+    if (Differ(traced->throughput, *a->as_traced.steady_throughput)) {
       a->warnings.push_back("the LP's as-traced prediction (" + std::to_string(traced->throughput) +
-                            ") differs from the closed form (" + std::to_string(*a->as_traced.throughput) +
+                            ") differs from the closed form (" + std::to_string(*a->as_traced.steady_throughput) +
                             "); using the LP's");
-      a->as_traced.throughput = traced->throughput;
+      // The restart keeps its share of the closed form's epoch.
+      const double restart_share = a->as_traced.throughput.value_or(0) / *a->as_traced.steady_throughput;
+      a->as_traced.steady_throughput = traced->throughput;
+      a->as_traced.throughput = traced->throughput * (a->as_traced.restart ? restart_share : 1.0);
     }
   }
 
@@ -91,6 +95,9 @@ Status SolvePrograms(Analysis* a, const lp::LinearProgram::Options& lp) {
   if (!solved.ok()) return solved.status().WithContext(a->source);
   const double x = solved->throughput_without_cache;
   a->predicted_throughput = a->disk_bound ? std::min(x, *a->disk_bound) : x;
+  if (a->as_traced.restart) {
+    a->predicted_throughput = a->as_traced.restart->Apply(BestParallelismBounds(*a));
+  }
 
   PlanOptions structural;
   structural.lp = lp;

@@ -88,9 +88,18 @@ Json ImportedJson(const Analysis& r) {
 
 // The as_traced object of analyze's and rank's JSON.
 Json AsTracedJson(const analysis::AsTraced& a) {
+  Json restart = nullptr;
+  if (a.restart) {
+    restart = {{"repeat", a.restart->repeat},
+               {"minibatches_per_epoch", a.restart->minibatches_per_epoch},
+               {"fill_seconds", a.restart->fill_wait_seconds},
+               {"drain_seconds", a.restart->drain_seconds}};
+  }
   return {{"predicted_throughput", Opt(a.throughput)},
           {"bottleneck", a.bottleneck.empty() ? Json(nullptr) : Json(a.bottleneck)},
-          {"limit", a.limit.empty() ? Json(nullptr) : Json(a.limit)}};
+          {"limit", a.limit.empty() ? Json(nullptr) : Json(a.limit)},
+          {"steady_throughput", Opt(a.steady_throughput)},
+          {"epoch_restart", restart}};
 }
 
 std::string Fmt(double v) { return FormatNumber(v); }

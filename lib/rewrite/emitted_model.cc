@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "analysis/epoch_restart.h"
 #include "analysis/thread_groups.h"
 
 namespace plumber::rewrite {
@@ -213,9 +214,29 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     priced.service[g.name(i)] += replay;
     priced.cpu += replay;
   }
-  const auto groups = analysis::TightestGroup(g, priced.service, step_);
-  if (groups) x = std::min(x, groups->throughput);
-  if (priced.cpu > 0) x = std::min(x, report_.cores / priced.cpu);
+  analysis::SteadyBounds bounds;
+  bounds.other = x;
+  if (const auto groups = analysis::TightestGroup(g, priced.service, step_)) bounds.threads = groups->throughput;
+  if (priced.cpu > 0) bounds.cpu = report_.cores / priced.cpu;
+  // Each epoch the repeat's input fills and drains again, from the nodes
+  // that still work every epoch: under a cache only the replay does.
+  const analysis::ThreadGroups threads = analysis::BuildThreadGroups(g);
+  analysis::RestartCosts restart_costs;
+  restart_costs.carried = [&](int i) { return Carried(g, i); };
+  restart_costs.works = [&](int i) { return report_.Find(g.name(i)) != nullptr && priced.service.count(g.name(i)); };
+  restart_costs.threads = [&](int i) {
+    const int k = threads.group_of[i];
+    return k >= 0 ? threads.groups[k].threads : 1;
+  };
+  restart_costs.group = [&](int i) { return threads.group_of[i]; };
+  restart_costs.cpu_seconds_per_minibatch = priced.cpu;
+  restart_costs.cores = report_.cores;
+  if (const auto restart = analysis::FindEpochRestart(g, restart_costs)) {
+    if (const auto over_epochs = restart->Apply(bounds)) return *over_epochs;
+  }
+  for (const auto& bound : {bounds.threads, bounds.cpu}) {
+    if (bound) x = std::min(x, *bound);
+  }
   return x;
 }
 
