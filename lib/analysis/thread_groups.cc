@@ -50,7 +50,10 @@ class Grouper {
     }
     out_.group_of[i] = work;
     out_.groups[work].members.push_back(i);
-    if (v.lock >= 0) out_.groups[v.lock].members.push_back(i);
+    // Pulled under a pool's input lock, its work is serialized only when
+    // it runs in the puller's turn: a pool of its own makes its elements
+    // on its workers, and the lock only takes them out of its buffer.
+    if (v.lock >= 0 && work == v.group) out_.groups[v.lock].members.push_back(i);
 
     int inputs = v.group;
     int lock = v.lock;

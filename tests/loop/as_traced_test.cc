@@ -6,6 +6,7 @@
 // stage's workers share its service, a parallel interleave's workers wait
 // on storage side by side. Runs are about 1.5 s each; these tests run
 // alone (RUN_SERIAL) since CPU-bound cases need the cores they measured.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -142,6 +143,21 @@ TEST_CASE("as traced: a pooled map's workers share its waiting", "[as_traced]") 
   bool lock = false;
   for (const auto& group : m.analysis.thread_groups) lock = lock || (group.serialized && group.owner == "call");
   CHECK(lock);
+}
+
+TEST_CASE("as traced: a pool over a pool takes its input's elements, not its work, in turns", "[as_traced]") {
+  // call's 4 workers sleep 3 ms each per element; post's 2 workers pull
+  // call's finished elements one at a time. Serializing call's work under
+  // post's input lock, as the model once did, predicted a quarter of this.
+  auto m = RunAndAnalyze(runtime::testing::Graph(
+      runtime::testing::Chain({kSource, Sleep("call", 3000, 4), Sleep("post", 100, 2), Batch(4)})));
+  CheckAsTraced(m);
+  CHECK(m.analysis.as_traced.bottleneck == "call");
+  CHECK(GroupOf(m.analysis, "call")->name == "call's workers");
+  for (const auto& group : m.analysis.thread_groups) {
+    if (!group.serialized || group.owner != "post") continue;
+    CHECK(std::find(group.members.begin(), group.members.end(), "call") == group.members.end());
+  }
 }
 
 // Files of 1 KB records read in requests of about one record each, so
