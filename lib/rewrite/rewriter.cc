@@ -164,6 +164,13 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
 // costs memory and hand-offs for nothing the model can see.
 constexpr double kGain = 0.01;
 
+// A stage on one thread busy this share of it at the predicted rate gets a
+// second thread as a hedge when the model says that costs under kGain: at
+// half busy, a queue in front of one server already waits as long as an
+// element takes (M/M/1), and a cost under-estimated by 2x makes it the
+// bottleneck.
+constexpr double kHedgeBusy = 0.5;
+
 struct SearchResult {
   bool cache = false;
   bool kept_as_given = false;
@@ -277,8 +284,35 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
     }
     return r;
   }
+  // Hedging (the paper, section 6): a stage left on one thread that is
+  // busy most of it stalls its consumer whenever a run of slow elements
+  // comes, which mean costs do not show, or when its cost was
+  // under-estimated. When the model predicts a second thread within kGain
+  // of the best, it costs almost nothing, so the stage gets it.
+  const bool cached = cache_choice ? r.cache : cached_as_given;
+  std::vector<bool> hedged(knobs.size(), false);
+  for (size_t j = 0; j < knobs.size(); ++j) {
+    const Knob& k = knobs[j];
+    if (!Searchable(k) || chosen.par[j] != 1 || k.max_threads < 2 || chosen.x * k.service < kHedgeBusy) continue;
+    std::vector<int> q = chosen.par;
+    q[j] = 2;
+    if (holds(q) > std::max(budget, holds(chosen.par))) continue;
+    PLUMBER_ASSIGN_OR_RETURN(double x, predict(build(q, cache_choice && cached), cached));
+    if (x < chosen.x * (1 - kGain) || x < r.given) continue;
+    hedged[j] = true;
+    chosen.par = std::move(q);
+  }
   for (size_t j = 0; j < knobs.size(); ++j) {
     Knob& k = knobs[j];
+    if (hedged[j]) {
+      // The search gave its threads back to one; the hedge gives a second.
+      k.why += "; searching whole threads, one is enough by the model, but as a hedge it gets two: busy " +
+               FormatSignificant(100 * chosen.x * k.service, 3) +
+               "% of one thread, it would stall what follows on a run of slow elements, and the model predicts "
+               "two within 1% of the best";
+      k.parallelism = chosen.par[j];
+      continue;
+    }
     if (chosen.par[j] == k.parallelism) continue;
     const std::string n = std::to_string(chosen.par[j]);
     if (chosen.par[j] > k.parallelism) {

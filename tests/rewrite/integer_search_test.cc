@@ -270,3 +270,53 @@ TEST_CASE("a stage that waits pays a wake-up per wait and hands each element ove
   REQUIRE(unpriced.ok());
   CHECK(unpriced->predicted_after == Approx(2 / 1626e-6).epsilon(0.005));
 }
+
+namespace {
+
+// src -> call (waits 20 ms, 5 us of CPU) -> post (`post_us` of CPU) ->
+// batch(32), naive: 480 elements in 10 s, all on the consumer's thread.
+TraceBuilder CallThenPost(int64_t post_us) {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 1000000000}},
+    {"name": "call", "op": "map", "inputs": ["src"], "map": {"udf": [
+      {"op": "sleep", "args": {"micros": 20000}}, {"op": "cpu_burn", "args": {"micros": 5}}]}},
+    {"name": "post", "op": "map", "inputs": ["call"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 100}}]}},
+    {"name": "batch", "op": "batch", "inputs": ["post"], "batch": {"batch_size": 32}}]})",
+                 2);
+  Calibrated(b);
+  b.header().set_wait_traced(true);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  const int64_t n = 480;
+  TraceBuilder::Node(s, "src", {n, n * 8, n * 500, 0, 0});
+  TraceBuilder::Node(s, "call", {n, n * 8, n * 5'000, 0, n}).set_wait_ns(n * 20'000'000);
+  TraceBuilder::Node(s, "post", {n, n * 8, n * post_us * 1000, 0, n});
+  TraceBuilder::Node(s, "batch", {n / 32, n * 8, (n / 32) * 10'000, 0, n});
+  return b;
+}
+
+std::string Why(const RewriteResult& r, const std::string& node) {
+  for (const auto& c : r.changes) {
+    if (c.node == node && c.what == "parallelism") return c.why;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("hedging: a stage busy most of its one thread gets a second when it costs under 1%", "[rewrite][search]") {
+  SECTION("post at 100 us: busy 64% (3.2 ms of 5 ms per minibatch) of one thread while call's 128 threads hold the pipeline") {
+    const RewriteResult r = RewriteChecked(CallThenPost(100));
+    // 128 threads (64 per core) of 20 ms: 6400 elements, 200 minibatches/s.
+    CHECK(Parallelism(r.pipeline, "call") == 128);
+    CHECK(r.predicted_after == Approx(200).epsilon(0.01));
+    CHECK(Parallelism(r.pipeline, "post") == 2);
+    CHECK_THAT(Why(r, "post"), Catch::Contains("as a hedge it gets two: busy 63.9%"));
+  }
+  SECTION("post at 20 us: busy 13%, it stays on one thread") {
+    const RewriteResult r = RewriteChecked(CallThenPost(20));
+    CHECK(Parallelism(r.pipeline, "call") == 128);
+    CHECK(Parallelism(r.pipeline, "post") == 1);
+    CHECK(Why(r, "post").empty());
+  }
+}
