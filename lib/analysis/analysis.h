@@ -17,10 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/epoch_restart.h"
 #include "analysis/plan.h"
 #include "analysis/window.h"
 #include "lp/linear_program.h"
-#include "analysis/epoch_restart.h"
 #include "pipeline/cardinality.h"
 #include "pipeline/program_graph.h"
 #include "trace.pb.h"
@@ -170,7 +170,7 @@ struct GroupModel {
 // cache as traced): what it should measure now.
 struct AsTraced {
   // Over whole epochs: the steady state below with the epoch restart's
-  // fill (epoch_restart.h) added to every epoch.
+  // fill and drain (epoch_restart.h) added to every epoch.
   std::optional<double> throughput;
   // The thread groups, the cores and storage alone.
   std::optional<double> steady_throughput;

@@ -3,6 +3,7 @@
 #include "analysis/epoch_restart.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/analysis.h"
@@ -77,6 +78,12 @@ std::optional<EpochRestart> FindEpochRestart(const ProgramGraph& g, const Restar
     if (!under[*it]) continue;
     for (int c : g.children(*it)) under[c] = true;
   }
+  // CPU per minibatch of each thread group's working nodes.
+  std::unordered_map<int, double> group_cpu;
+  for (int j = 0; j < g.size(); ++j) {
+    const NodeModel* n = costs.works(j) ? costs.carried(j) : nullptr;
+    if (n != nullptr && Counted(*n)) group_cpu[costs.group(j)] += n->cpu_seconds_per_minibatch;
+  }
   for (int i : order) {
     if (!under[i]) continue;
     double before = 0;
@@ -91,11 +98,7 @@ std::optional<EpochRestart> FindEpochRestart(const ProgramGraph& g, const Restar
     if (m == nullptr || !Counted(*m) || m->wait_seconds_per_minibatch <= 0) continue;
     const int threads = std::max(1, costs.threads(i));
     const double wave = std::min(threads * ElementsPerWait(*m), r.minibatches_per_epoch * m->visit_ratio);
-    double own_cpu = 0;
-    for (int j = 0; j < g.size(); ++j) {
-      const NodeModel* n = costs.works(j) && costs.group(j) == costs.group(i) ? costs.carried(j) : nullptr;
-      if (n != nullptr && Counted(*n)) own_cpu += n->cpu_seconds_per_minibatch;
-    }
+    const double own_cpu = group_cpu[costs.group(i)];
     const double rest_cpu = std::max(0.0, costs.cpu_seconds_per_minibatch - own_cpu);
     const double minibatches = wave / m->visit_ratio;
     r.drain_seconds = std::max(r.drain_seconds, minibatches * std::max(own_cpu / std::min<double>(threads, costs.cores),

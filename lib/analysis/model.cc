@@ -408,7 +408,7 @@ void Modeler::Groups() {
 
 // As configured: the tightest of the thread groups at their threads, the
 // cores shared by everything's CPU (waiting takes none), and storage, each
-// named by the node that costs it most; then the epoch restart's fill.
+// named by the node that costs it most; then the epoch restart.
 void Modeler::AsTraced() {
   auto& a = r_.as_traced;
   auto take = [&](double x, std::string who, const char* limit) {
