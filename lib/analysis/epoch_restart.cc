@@ -131,7 +131,9 @@ void AddEpochRestart(const ProgramGraph& g, Analysis* analysis) {
   if (analysis->cpu_seconds_per_minibatch > 0) bounds.cpu = analysis->cores / analysis->cpu_seconds_per_minibatch;
   bounds.other = analysis->disk_bound;
   if (a.throughput) a.throughput = a.restart->Apply(bounds);
-  if (analysis->predicted_throughput) analysis->predicted_throughput = a.restart->Apply(BestParallelismBounds(*analysis));
+  if (analysis->predicted_throughput) {
+    analysis->predicted_throughput = a.restart->Apply(BestParallelismBounds(*analysis));
+  }
 }
 
 }  // namespace plumber::analysis

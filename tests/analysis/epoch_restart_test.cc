@@ -4,22 +4,13 @@
 // file. tests/loop/as_traced_test.cc holds the rule against a real run.
 #include "analysis/epoch_restart.h"
 
-#include <catch2/catch.hpp>
-
 #include "analysis/analysis.h"
-#include "traceio/pipeline_io.h"
+#include "trace_builder.h"
 
 namespace plumber::analysis {
 namespace {
 
-ProgramGraph GraphOf(const std::string& json) {
-  auto p = ParsePipeline(json, "test pipeline");
-  REQUIRE(p.ok());
-  auto g = ProgramGraph::Build(*p, "test pipeline");
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
-}
+using testing::GraphOf;
 
 std::string Reader(int parallelism, const std::string& between = "") {
   const std::string p = std::to_string(parallelism);

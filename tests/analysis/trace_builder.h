@@ -1,6 +1,7 @@
 // Builds synthetic traces for the analysis tests: a program from JSON, a
 // machine, and snapshots whose counters the test states directly, so every
-// expected value follows from numbers visible in the test.
+// expected value follows from numbers visible in the test; and the graph
+// of a program alone (GraphOf).
 #pragma once
 
 #include <cmath>
@@ -14,6 +15,16 @@
 #include "traceio/pipeline_io.h"
 
 namespace plumber::analysis::testing {
+
+// The validated graph of a program written as JSON in a test.
+inline ProgramGraph GraphOf(const std::string& json) {
+  auto p = ParsePipeline(json, "test pipeline");
+  REQUIRE(p.ok());
+  auto g = ProgramGraph::Build(*p, "test pipeline");
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
 
 struct Counters {
   int64_t elements = 0;

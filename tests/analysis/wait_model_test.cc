@@ -11,16 +11,8 @@ namespace plumber::analysis {
 namespace {
 
 using testing::Counters;
+using testing::GraphOf;
 using testing::TraceBuilder;
-
-ProgramGraph GraphOf(const std::string& json) {
-  auto p = ParsePipeline(json, "test pipeline");
-  REQUIRE(p.ok());
-  auto g = ProgramGraph::Build(*p, "test pipeline");
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
-}
 
 const ThreadGroup& GroupOf(const ProgramGraph& g, const ThreadGroups& tg, const std::string& node) {
   const int i = g.Find(node);

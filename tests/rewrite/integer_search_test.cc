@@ -229,25 +229,37 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
 
 namespace {
 
-// src -> call (waits 2 ms, then 50 us of CPU per element) -> batch(32), as
-// the remote example traces naive: 4000 elements in 10 s on one thread.
-TraceBuilder RemoteCall() {
+// src -> call (waits `wait_us`, then `cpu_us` of CPU per element) -> post
+// (`post_us` of CPU per element; none when 0) -> batch(32), traced naive:
+// `n` elements in 10 s, all on the consumer's thread.
+TraceBuilder Calls(int64_t wait_us, int64_t cpu_us, int64_t post_us, int64_t n) {
+  const std::string post = post_us <= 0 ? "" : R"({"name": "post", "op": "map", "inputs": ["call"],
+    "map": {"udf": [{"op": "cpu_burn", "args": {"micros": )" + std::to_string(post_us) + "}}]}},";
+  const std::string batch_input = post_us > 0 ? "post" : "call";
   TraceBuilder b(R"({"nodes": [
     {"name": "src", "op": "range", "range": {"stop": 1000000000}},
     {"name": "call", "op": "map", "inputs": ["src"], "map": {"udf": [
-      {"op": "sleep", "args": {"micros": 2000}}, {"op": "cpu_burn", "args": {"micros": 50}}]}},
-    {"name": "batch", "op": "batch", "inputs": ["call"], "batch": {"batch_size": 32}}]})",
+      {"op": "sleep", "args": {"micros": )" +
+                     std::to_string(wait_us) + R"(}},
+      {"op": "cpu_burn", "args": {"micros": )" +
+                     std::to_string(cpu_us) + "}}]}}," + post + R"(
+    {"name": "batch", "op": "batch", "inputs": [")" +
+                     batch_input + R"("], "batch": {"batch_size": 32}}]})",
                  2);
   Calibrated(b);
   b.header().set_wait_traced(true);
   b.Snapshot(0);
   auto& s = b.Snapshot(10);
-  const int64_t n = 4000;
   TraceBuilder::Node(s, "src", {n, n * 8, n * 500, 0, 0});
-  TraceBuilder::Node(s, "call", {n, n * 8, n * 50'000, 0, n}).set_wait_ns(n * 2'000'000);
+  TraceBuilder::Node(s, "call", {n, n * 8, n * cpu_us * 1000, 0, n}).set_wait_ns(n * wait_us * 1000);
+  if (post_us > 0) TraceBuilder::Node(s, "post", {n, n * 8, n * post_us * 1000, 0, n});
   TraceBuilder::Node(s, "batch", {n / 32, n * 8, (n / 32) * 10'000, 0, n});
   return b;
 }
+
+// As the remote example traces naive: 2 ms of waiting and 50 us of CPU
+// per element, 4000 elements in 10 s.
+TraceBuilder RemoteCall() { return Calls(2000, 50, 0, 4000); }
 
 }  // namespace
 
@@ -273,27 +285,8 @@ TEST_CASE("a stage that waits pays a wake-up per wait and hands each element ove
 
 namespace {
 
-// src -> call (waits 20 ms, 5 us of CPU) -> post (`post_us` of CPU) ->
-// batch(32), naive: 480 elements in 10 s, all on the consumer's thread.
-TraceBuilder CallThenPost(int64_t post_us) {
-  TraceBuilder b(R"({"nodes": [
-    {"name": "src", "op": "range", "range": {"stop": 1000000000}},
-    {"name": "call", "op": "map", "inputs": ["src"], "map": {"udf": [
-      {"op": "sleep", "args": {"micros": 20000}}, {"op": "cpu_burn", "args": {"micros": 5}}]}},
-    {"name": "post", "op": "map", "inputs": ["call"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 100}}]}},
-    {"name": "batch", "op": "batch", "inputs": ["post"], "batch": {"batch_size": 32}}]})",
-                 2);
-  Calibrated(b);
-  b.header().set_wait_traced(true);
-  b.Snapshot(0);
-  auto& s = b.Snapshot(10);
-  const int64_t n = 480;
-  TraceBuilder::Node(s, "src", {n, n * 8, n * 500, 0, 0});
-  TraceBuilder::Node(s, "call", {n, n * 8, n * 5'000, 0, n}).set_wait_ns(n * 20'000'000);
-  TraceBuilder::Node(s, "post", {n, n * 8, n * post_us * 1000, 0, n});
-  TraceBuilder::Node(s, "batch", {n / 32, n * 8, (n / 32) * 10'000, 0, n});
-  return b;
-}
+// A 20 ms call with 5 us of CPU, then post: 480 elements in 10 s.
+TraceBuilder CallThenPost(int64_t post_us) { return Calls(20000, 5, post_us, 480); }
 
 std::string Why(const RewriteResult& r, const std::string& node) {
   for (const auto& c : r.changes) {
@@ -305,7 +298,7 @@ std::string Why(const RewriteResult& r, const std::string& node) {
 }  // namespace
 
 TEST_CASE("hedging: a stage busy most of its one thread gets a second when it costs under 1%", "[rewrite][search]") {
-  SECTION("post at 100 us: busy 64% (3.2 ms of 5 ms per minibatch) of one thread while call's 128 threads hold the pipeline") {
+  SECTION("post at 100 us: busy 64% of one thread (3.2 ms of each 5 ms minibatch) while call's threads hold it") {
     const RewriteResult r = RewriteChecked(CallThenPost(100));
     // 128 threads (64 per core) of 20 ms: 6400 elements, 200 minibatches/s.
     CHECK(Parallelism(r.pipeline, "call") == 128);
