@@ -29,6 +29,14 @@ double ElementsPerWait(const NodeModel& m) {
 
 }  // namespace
 
+std::optional<double> SteadyBounds::Tightest() const {
+  std::optional<double> x;
+  for (const auto& b : {threads, cpu, other}) {
+    if (b && (!x || *b < *x)) x = b;
+  }
+  return x;
+}
+
 std::optional<double> EpochRestart::Apply(const SteadyBounds& b) const {
   const double e = minibatches_per_epoch;
   double epoch = 0;

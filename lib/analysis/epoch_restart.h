@@ -42,6 +42,9 @@ struct SteadyBounds {
   std::optional<double> threads;  // the tightest thread group
   std::optional<double> cpu;      // the cores
   std::optional<double> other;    // storage, caps, a plan's ceiling
+
+  // The least of them: the steady rate, no restart.
+  std::optional<double> Tightest() const;
 };
 
 struct EpochRestart {

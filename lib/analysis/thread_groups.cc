@@ -90,10 +90,9 @@ class Grouper {
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph) { return Grouper(graph).Run(); }
 
-std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph,
+std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph, const ThreadGroups& tg,
                                         const std::unordered_map<std::string, double>& service,
                                         double consumer_seconds_per_minibatch) {
-  const ThreadGroups tg = BuildThreadGroups(graph);
   std::optional<GroupLimit> best;
   for (size_t k = 0; k < tg.groups.size(); ++k) {
     const ThreadGroup& group = tg.groups[k];

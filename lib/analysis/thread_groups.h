@@ -41,8 +41,8 @@ struct ThreadGroups {
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph);
 
-// The tightest bound the thread groups of `graph` put on its throughput,
-// given each node's service per minibatch (seconds; by node name, absent
+// The tightest bound the thread groups `tg` of `graph` (BuildThreadGroups)
+// put on its throughput, given each node's service per minibatch (seconds; by node name, absent
 // means 0) and the consumer's own time per minibatch (its model step):
 // min over groups of threads / sum of service. Nullopt when no group has
 // service. The rewrite asks it of the pipeline it emits, whose groups
@@ -51,7 +51,7 @@ struct GroupLimit {
   double throughput = 0;
   std::string group;
 };
-std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph,
+std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph, const ThreadGroups& tg,
                                         const std::unordered_map<std::string, double>& service,
                                         double consumer_seconds_per_minibatch);
 

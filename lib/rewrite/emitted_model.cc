@@ -12,9 +12,9 @@ namespace {
 // A node's output that another thread consumes: the owner of a thread
 // group (a pool's, a prefetch's, a parallel interleave's workers) hands
 // each element it makes to the thread of its consumer.
-std::set<std::string> HandsOff(const ProgramGraph& g) {
+std::set<std::string> HandsOff(const ProgramGraph& g, const analysis::ThreadGroups& tg) {
   std::set<std::string> names;
-  for (const auto& group : analysis::BuildThreadGroups(g).groups) {
+  for (const auto& group : tg.groups) {
     if (group.owner >= 0 && !group.serialized) names.insert(g.name(group.owner));
   }
   return names;
@@ -45,7 +45,7 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
     : report_(report), plan_(plan), learned_(learned) {
   step_ = std::max(0.0, report.header.options().step_time_seconds());
   const ProgramGraph& traced = report.program_graph();
-  traced_handoffs_ = HandsOff(traced);
+  traced_handoffs_ = HandsOff(traced, analysis::BuildThreadGroups(traced));
   for (int i = 0; i < traced.size(); ++i) traced_parallelism_[traced.name(i)] = StageParallelism(traced, i);
   if (report.header.machine().has_handoff()) {
     const schema::HandoffCost& h = report.header.machine().handoff();
@@ -165,8 +165,9 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   const ProgramGraph& g = *emitted;
   Costs priced = costs;
   const std::set<std::string> learned = Learn(g, priced, used);
-  double x = Ceiling(cached, costs, priced, learned);
-  const std::set<std::string> now = HandsOff(g);
+  const double x = Ceiling(cached, costs, priced, learned);
+  const analysis::ThreadGroups threads = analysis::BuildThreadGroups(g);
+  const std::set<std::string> now = HandsOff(g, threads);
   for (int i = 0; i < g.size(); ++i) {
     const std::string& name = g.name(i);
     const bool added = now.count(name) && !traced_handoffs_.count(name);
@@ -216,11 +217,12 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   }
   analysis::SteadyBounds bounds;
   bounds.other = x;
-  if (const auto groups = analysis::TightestGroup(g, priced.service, step_)) bounds.threads = groups->throughput;
+  if (const auto groups = analysis::TightestGroup(g, threads, priced.service, step_)) {
+    bounds.threads = groups->throughput;
+  }
   if (priced.cpu > 0) bounds.cpu = report_.cores / priced.cpu;
   // Each epoch the repeat's input fills and drains again, from the nodes
   // that still work every epoch: under a cache only the replay does.
-  const analysis::ThreadGroups threads = analysis::BuildThreadGroups(g);
   analysis::RestartCosts restart_costs;
   restart_costs.carried = [&](int i) { return Carried(g, i); };
   restart_costs.works = [&](int i) { return report_.Find(g.name(i)) != nullptr && priced.service.count(g.name(i)); };
@@ -231,13 +233,8 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   restart_costs.group = [&](int i) { return threads.group_of[i]; };
   restart_costs.cpu_seconds_per_minibatch = priced.cpu;
   restart_costs.cores = report_.cores;
-  if (const auto restart = analysis::FindEpochRestart(g, restart_costs)) {
-    if (const auto over_epochs = restart->Apply(bounds)) return *over_epochs;
-  }
-  for (const auto& bound : {bounds.threads, bounds.cpu}) {
-    if (bound) x = std::min(x, *bound);
-  }
-  return x;
+  const auto restart = analysis::FindEpochRestart(g, restart_costs);
+  return (restart ? restart->Apply(bounds) : bounds.Tightest()).value_or(x);
 }
 
 StatusOr<double> EmittedModel::PredictEmitted(const schema::Pipeline& program, std::set<LearnedUse>* used) const {

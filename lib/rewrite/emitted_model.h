@@ -3,9 +3,10 @@
 // prefetch, a cache), the cores against the CPU that still works, the
 // plan's storage and cache bound, the price of every hand-off between
 // threads it adds or removes, the replay of a cache it adds, and the
-// epoch restart's fill (analysis/epoch_restart.h). The rewrite asks it of every configuration
-// it considers, and its answer for the emitted pipeline is the prediction
-// the rewrite reports, so anyone can re-evaluate a rewrite's output here.
+// epoch restart's fill and drain (analysis/epoch_restart.h). The rewrite
+// asks it of every configuration it considers, and its answer for the
+// emitted pipeline is the prediction the rewrite reports, so anyone can
+// re-evaluate a rewrite's output here.
 // Given the costs the optimize loop measured in earlier steps, a node at a
 // parallelism other than the traced one costs what it measured there.
 #pragma once
