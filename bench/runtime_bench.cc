@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/allocator.h"
 #include "runtime/calibrate.h"
 #include "runtime/datagen.h"
 #include "runtime/run.h"
@@ -232,6 +233,7 @@ double HandLoop(int threads, double seconds, double micros, double* cpu_per_burn
 // efficiency alone.
 int main(int argc, char** argv) {
   using namespace plumber::runtime;
+  KeepFreedMemoryForReuse();  // as the plumber binary does
   const double seconds = argc > 1 ? std::atof(argv[1]) : 4.0;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   BurnIterationsPerMicro();  // calibrate before anything is timed

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "command.h"
+#include "runtime/allocator.h"
 #include "version.h"
 
 namespace plumber::cli {
@@ -138,6 +139,8 @@ bool ColorOnStderr() {
 }  // namespace plumber::cli
 
 int main(int argc, char** argv) {
+  // Pipelines run in this process (run, optimize, demo); see allocator.h.
+  plumber::runtime::KeepFreedMemoryForReuse();
   try {
     return plumber::cli::Main(argc, argv);
   } catch (const std::exception& e) {

@@ -43,6 +43,7 @@
 #include "optimize/optimize_loop.h"
 #include "pipeline/op_table.h"
 #include "pipeline/validate.h"
+#include "runtime/allocator.h"
 #include "report/optimize_format.h"
 #include "rewrite/rewriter.h"
 #include "runtime/datagen.h"
@@ -813,4 +814,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace plumber::bench
 
-int main(int argc, char** argv) { return plumber::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  plumber::runtime::KeepFreedMemoryForReuse();  // as the plumber binary does
+  return plumber::bench::Main(argc, argv);
+}
