@@ -206,7 +206,7 @@ TEST_CASE("under a repeat the whole dataset is cached, never truncated", "[rewri
   for (const auto& n : r->pipeline.nodes()) {
     if (n.name() == "again") CHECK(n.inputs(0) == "burn_cache");
   }
-  CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 2);  // cache + prefetch
+  CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 1);  // the cache (no prefetch: see below)
   CHECK(ValidatePipeline(r->pipeline).empty());
 }
 
@@ -221,7 +221,18 @@ TEST_CASE("with a model step recorded, a prefetch is added only where the model 
   CHECK(r->pipeline.nodes_size() == b.header().program().nodes_size() + 1);  // the cache alone
   REQUIRE(r->notes.size() == 1);
   CHECK_THAT(r->notes[0], Catch::StartsWith("no prefetch at the output"));
-  // Without the step the same trace gets one (the test above).
+}
+
+TEST_CASE("without a model step a prefetch that gains nothing is left out, and the note says why", "[rewrite]") {
+  // The same trace with no step recorded: nothing for a prefetch to overlap
+  // and no thread group for it to split, so its thread would only cost.
+  TraceBuilder b = CpuTrace(true, 8);
+  auto r = RewriteOf(b);
+  REQUIRE(r.ok());
+  for (const auto& n : r->pipeline.nodes()) CHECK(n.op() != "prefetch");
+  REQUIRE(r->notes.size() == 1);
+  CHECK_THAT(r->notes[0], Catch::StartsWith("no prefetch at the output") &&
+                              Catch::Contains("no model step") && Catch::Contains("--step-time"));
 }
 
 TEST_CASE("the cache budget is available memory minus buffers, not total", "[rewrite][cache]") {
