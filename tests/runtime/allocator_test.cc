@@ -18,7 +18,13 @@
 namespace plumber::runtime {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// GCC says so with __SANITIZE_*__, clang with __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PLUMBER_SANITIZED_ALLOCATOR 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(PLUMBER_SANITIZED_ALLOCATOR)
 constexpr bool kGlibcAllocator = false;
 #elif defined(__GLIBC__)
 constexpr bool kGlibcAllocator = true;
