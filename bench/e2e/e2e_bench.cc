@@ -43,9 +43,9 @@
 #include "optimize/optimize_loop.h"
 #include "pipeline/op_table.h"
 #include "pipeline/validate.h"
-#include "runtime/allocator.h"
 #include "report/optimize_format.h"
 #include "rewrite/rewriter.h"
+#include "runtime/allocator.h"
 #include "runtime/datagen.h"
 #include "runtime/run.h"
 #include "traceio/pipeline_io.h"
@@ -289,23 +289,39 @@ std::string KnobOf(const schema::Pipeline& p, const analysis::Analysis& report, 
   return "";
 }
 
-// One step of a walk: the knob's threads doubled (a waiting stage needs
-// tens of threads, which one thread per step would take tens of measured
-// runs to reach), up to the most the grid tries for any stage (64 per core;
-// an interleave no more than its files). The cap is the same for every
-// stage, as the paper's random walk knows nothing of a stage either: more
-// threads for a stage that cannot use them is the step it wastes.
-bool Double(schema::Pipeline* p, const std::string& knob, const Workload& w) {
-  for (auto& node : *p->mutable_nodes()) {
-    if (node.name() != knob) continue;
-    int cap = analysis::kMaxThreadsPerCore * g_cores;
-    if (FindOp(node.op())->has_function() && w.files > 0) cap = std::min(cap, w.files);
-    const int now = NodeParallelism(node);
-    if (now >= cap) return false;
-    SetParallelism(&node, std::min(cap, 2 * now));
-    return true;
+// The most threads a walk gives a stage: the most the grid tries for any
+// stage (64 per core; an interleave no more than its files). The cap is the
+// same for every stage, as the paper's random walk knows nothing of a stage
+// either: more threads for a stage that cannot use them is the step it
+// wastes.
+int WalkCap(const schema::Node& node, const Workload& w) {
+  int cap = analysis::kMaxThreadsPerCore * g_cores;
+  if (FindOp(node.op())->has_function() && w.files > 0) cap = std::min(cap, w.files);
+  return cap;
+}
+
+const schema::Node* FindNode(const schema::Pipeline& p, const std::string& name) {
+  for (const auto& node : p.nodes()) {
+    if (node.name() == name) return &node;
   }
-  return false;
+  return nullptr;
+}
+
+// Whether the knob can still be doubled (Double).
+bool CanDouble(const schema::Pipeline& p, const std::string& knob, const Workload& w) {
+  const schema::Node* node = FindNode(p, knob);
+  return node != nullptr && NodeParallelism(*node) < WalkCap(*node, w);
+}
+
+// One step of a walk: the knob's threads doubled, up to WalkCap (a waiting
+// stage needs tens of threads, which one thread per step would take tens
+// of measured runs to reach). False when it is at the cap already.
+bool Double(schema::Pipeline* p, const std::string& knob, const Workload& w) {
+  if (!CanDouble(*p, knob, w)) return false;
+  for (auto& node : *p->mutable_nodes()) {
+    if (node.name() == knob) SetParallelism(&node, std::min(WalkCap(node, w), 2 * NodeParallelism(node)));
+  }
+  return true;
 }
 
 constexpr int kMaxWalkSteps = 8;
@@ -315,8 +331,8 @@ constexpr int kRandomWalks = 3;
 // threads doubled (Double), until the throughput reaches `target`. Ranked
 // picks the top-ranked bottleneck of `plumber rank` on that step's trace
 // that can still use more (threads when it waits, cores when its CPU
-// limits it); random picks a parallel stage below the cap with `seed`. `naive_throughput` is step 0, measured once for all walks.
-// Returns the steps taken, or -1 when not reached within `max_steps`.
+// limits it); random picks a parallel stage below the cap with `seed`.
+// `naive_throughput` is step 0, measured once for all walks. Returns the steps taken, or -1 when not reached within `max_steps`.
 int StepWise(const schema::Pipeline& naive, const Workload& w, double target, double naive_throughput, bool ranked,
              unsigned seed, int max_steps, std::vector<double>* curve, const std::string& dir) {
   std::mt19937 rng(seed);
@@ -348,8 +364,7 @@ int StepWise(const schema::Pipeline& naive, const Workload& w, double target, do
     } else {
       std::vector<std::string> open;
       for (const auto& k : knobs) {
-        schema::Pipeline probe = p;
-        if (Double(&probe, k, w)) open.push_back(k);
+        if (CanDouble(p, k, w)) open.push_back(k);
       }
       if (!open.empty()) moved = Double(&p, open[std::uniform_int_distribution<size_t>(0, open.size() - 1)(rng)], w);
     }
