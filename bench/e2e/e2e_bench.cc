@@ -94,8 +94,10 @@ struct WorkloadResult {
   // below; optimized: a single run.
   double naive = 0, heuristic = 0, oneshot = 0, optimized = 0, grid = 0;
   std::vector<double> naive_runs, heuristic_runs, oneshot_runs, grid_runs;
-  // The naive run whose trace the analysis and the rewrite read.
+  // The naive run whose trace the analysis and the rewrite read: the
+  // median of the traced runs, in the order they ran.
   double naive_traced = 0;
+  std::vector<double> naive_traced_runs;
   // The model on the naive trace: the pipeline as configured, and where
   // it says the limit is.
   std::optional<double> as_traced;
@@ -324,6 +326,7 @@ bool Double(schema::Pipeline* p, const std::string& knob, const Workload& w) {
   return true;
 }
 
+constexpr int kTracedRuns = 3;
 constexpr int kMaxWalkSteps = 8;
 constexpr int kRandomWalks = 3;
 
@@ -426,9 +429,25 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   }
   const ProgramGraph& naive_graph = *naive_program;
   const schema::Pipeline& naive = naive_graph.program();
+  // The analysis reads the median of three traced naive runs: one run
+  // taken just after the waiting workloads' 64 threads measured 23.6
+  // against a naive median of 30.5 (cached, 2026-12-02), the model matched
+  // that run within 1%, and every cost it handed the rewrite was 25% high.
   const std::string trace = tmp + "/" + w.name + "-naive.pb";
-  r.naive_traced = Measure(naive, w, trace).throughput;
-  std::fprintf(stderr, "  naive (traced) %.1f\n", r.naive_traced);
+  std::vector<std::pair<double, std::string>> traced;
+  for (int i = 0; i < kTracedRuns; ++i) {
+    const std::string path = tmp + fmt::format("/{}-naive-{}.pb", w.name, i + 1);
+    traced.emplace_back(Measure(naive, w, path).throughput, path);
+    r.naive_traced_runs.push_back(traced.back().first);
+  }
+  std::sort(traced.begin(), traced.end());
+  r.naive_traced = traced[traced.size() / 2].first;
+  if (Status s = Env::Default()->RenameFile(traced[traced.size() / 2].second, trace); !s.ok()) {
+    std::fprintf(stderr, "  %s\n", s.ToString().c_str());
+    return r;
+  }
+  std::fprintf(stderr, "  naive (traced) %.1f, the median of %s\n", r.naive_traced,
+               Runs(r.naive_traced_runs).c_str());
   const schema::Pipeline heuristic = Heuristic(naive);
 
   auto report = Analyze(trace, w);
@@ -653,10 +672,10 @@ std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed,
   s += "## Workloads\n\n";
   for (const auto& r : results) {
     s += fmt::format("- **{}** (`examples/{}`{}): {}. Bottleneck in the naive trace: `{}`; as traced, the limit "
-                     "is {} (the traced naive run measured {:.1f}). One-shot changes: {}. Best grid point: `{}` "
+                     "is {} (the traced naive runs measured {}; the analysis read the median). One-shot changes: {}. Best grid point: `{}` "
                      "({:.1f} in the grid). Runs: naive {}; heuristic {}; one-shot {}; grid best {}.\n",
                      r.w.name, r.w.file, r.w.storage_text.empty() ? "" : ", " + r.w.storage_text, r.w.what,
-                     r.bottleneck, r.as_traced_limit.empty() ? "unknown" : r.as_traced_limit, r.naive_traced,
+                     r.bottleneck, r.as_traced_limit.empty() ? "unknown" : r.as_traced_limit, Runs(r.naive_traced_runs),
                      r.oneshot_changes.empty() ? "none" : fmt::format("{}", fmt::join(r.oneshot_changes, "; ")),
                      r.grid_best, r.grid_best_first, Runs(r.naive_runs), Runs(r.heuristic_runs),
                      Runs(r.oneshot_runs), Runs(r.grid_runs));
