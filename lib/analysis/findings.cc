@@ -97,6 +97,15 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
                 "% of the CPU per minibatch (" + units::FormatSeconds(top->cpu_seconds_per_minibatch) + " of " +
                 units::FormatSeconds(r.cpu_seconds_per_minibatch) + ").");
   }
+  for (const auto& m : r.nodes) {
+    // Said where it moves the numbers: a twentieth of the node's CPU.
+    if (m.handoff_cpu_seconds <= 0.05 * m.cpu_seconds || r.minibatches <= 0) continue;
+    f.push_back(m.name + "'s CPU includes " +
+                units::FormatSeconds(m.handoff_cpu_seconds / static_cast<double>(r.minibatches)) +
+                " per minibatch (" + FormatNumber(100.0 * m.handoff_cpu_seconds / m.cpu_seconds) +
+                "%) of hand-off work that tracing charged to no node (threads parked and woken, results freed on "
+                "another core): the process spent it, so the model counts it.");
+  }
   if (r.cores_from == CoresFrom::kRun && r.effective_cores) {
     // A busy machine: the plan is for what the run could get, which the
     // user may know to be temporary.

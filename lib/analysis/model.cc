@@ -259,6 +259,8 @@ void Modeler::Rates() {
   const int n = g_.size();
   const double c0 = static_cast<double>(r_.minibatches);
   const std::vector<bool> under_cache = UnderCache();
+  const std::vector<double> handoff_cpu =
+      UnchargedHandoffCpu(t_.window, stats_, /*imported=*/t_.header.has_imported());
   const auto& unreliable = t_.window.unreliable_nodes;
   auto own_parallelism = [&](int i) {
     const NodeWindow& s = stats_[i];
@@ -295,6 +297,10 @@ void Modeler::Rates() {
         m.elements = m.bytes = m.storage_bytes = m.storage_requests = 0;
         m.cpu_seconds = m.wait_seconds = 0;
         m.request_latency_seconds.reset();
+      }
+      if (m.reliable) {
+        m.handoff_cpu_seconds = handoff_cpu[i];
+        m.cpu_seconds += m.handoff_cpu_seconds;
       }
     }
     m.visit_ratio = static_cast<double>(m.elements) / c0;

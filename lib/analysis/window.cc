@@ -61,6 +61,31 @@ std::optional<CpuWindow> ResolveCpuWindow(const SelectedWindow& window) {
                    static_cast<double>(busy) * 1e-9};
 }
 
+// Why and when: window.h.
+std::vector<double> UnchargedHandoffCpu(const SelectedWindow& window, const std::vector<NodeWindow>& stats,
+                                        bool imported) {
+  std::vector<double> out(stats.size(), 0.0);
+  const auto cpu = ResolveCpuWindow(window);
+  if (!cpu || imported || !window.unreliable_nodes.empty()) return out;
+  double charged = 0;
+  std::vector<double> handoffs(stats.size(), 0.0);
+  double all_handoffs = 0;
+  for (size_t i = 0; i < stats.size(); ++i) {
+    const NodeWindow& s = stats[i];
+    const int64_t node_cpu = s.Delta(&schema::NodeStats::active_cpu_ns);
+    const int64_t node_handoffs = s.Delta(&schema::NodeStats::handoffs);
+    if (s.Delta(&schema::NodeStats::wait_ns) > 0 || node_cpu < 0 || node_handoffs < 0) return out;
+    charged += static_cast<double>(node_cpu) * 1e-9;
+    handoffs[i] = static_cast<double>(node_handoffs);
+    all_handoffs += handoffs[i];
+  }
+  const double uncharged = cpu->process_cpu_seconds - charged;
+  if (all_handoffs <= 0 || !(uncharged > 0)) return out;
+  for (size_t i = 0; i < stats.size(); ++i) out[i] = uncharged * handoffs[i] / all_handoffs;
+  return out;
+}
+
+
 StatusOr<WindowSpec> ParseWindowSpec(std::string_view text) {
   const size_t colon = text.find(':');
   WindowSpec spec;
