@@ -1,8 +1,6 @@
 // Tensor bookkeeping and the element encoding used by the file cache.
 #include "runtime/tensor.h"
 
-#include <cassert>
-
 namespace plumber::runtime {
 
 std::string_view DTypeName(DType d) {
@@ -37,15 +35,6 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
   } else {
     data_.assign(static_cast<size_t>(NumElements()) * DTypeSize(dtype_), '\0');
   }
-}
-
-Tensor Tensor::FromBytes(DType dtype, std::vector<int64_t> shape, std::string bytes) {
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  t.data_ = std::move(bytes);
-  assert(dtype != DType::kString && t.data_.size() == static_cast<size_t>(t.NumElements()) * DTypeSize(dtype));
-  return t;
 }
 
 Status CheckTensorSize(DType dtype, const std::vector<int64_t>& shape, const std::string& what) {

@@ -29,10 +29,6 @@ class Tensor {
   static Tensor Scalar(int64_t v);
   static Tensor ScalarString(std::string v);
   static Tensor StringVector(std::vector<std::string> values);
-  // Takes `bytes` as the packed values of a numeric tensor of `shape`,
-  // without zero-filling a buffer first. Precondition: bytes.size() is
-  // NumElements() * DTypeSize(dtype).
-  static Tensor FromBytes(DType dtype, std::vector<int64_t> shape, std::string bytes);
   template <typename T>
   static Tensor FromVector(DType dtype, const std::vector<T>& values, std::vector<int64_t> shape) {
     Tensor t(dtype, std::move(shape));
