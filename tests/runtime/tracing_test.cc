@@ -262,9 +262,11 @@ TEST_CASE("sampled nodes on one thread: each is charged its own work, not its in
   INFO("inner " << inner / kElements << " ns, outer " << outer / kElements << " ns, batch and range "
                 << rest / kElements << " ns per element; " << spent / kElements << " ns spent");
   // Burns of 4 and 2 us cost 2:1 however fast the machine is right now;
-  // sampling leaves a few percent of noise at these counts.
-  CHECK(inner / outer > 1.7);
-  CHECK(inner / outer < 2.4);
+  // sampling leaves noise at these counts: CI measured 2.47 and, under
+  // ASan, 1.63 on 2026-12-02. The bug this guards charged them 2.4 and 3.6
+  // us (0.67), far outside either bound.
+  CHECK(inner / outer > 1.5);
+  CHECK(inner / outer < 2.6);
   // And together they are nearly all of the thread's time.
   CHECK(inner + outer > kBurnShare * spent);
   CHECK(rest < kRestShare * spent);
