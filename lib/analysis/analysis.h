@@ -85,8 +85,8 @@ struct NodeModel {
   int64_t bytes = 0;
   double cpu_seconds = 0;
   // Of cpu_seconds, the process's CPU that tracing charged to no node and
-  // the model charges to this pooled stage for its hand-offs (Modeler::
-  // UnchargedHandoffCpu); 0 for every other node.
+  // the model charges to this pooled stage for its hand-offs
+  // (UnchargedHandoffCpu, window.h); 0 for every other node.
   double handoff_cpu_seconds = 0;
   int64_t storage_bytes = 0;
   // Time the node's own work waited without CPU (storage requests, sleeps,

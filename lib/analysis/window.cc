@@ -85,7 +85,6 @@ std::vector<double> UnchargedHandoffCpu(const SelectedWindow& window, const std:
   return out;
 }
 
-
 StatusOr<WindowSpec> ParseWindowSpec(std::string_view text) {
   const size_t colon = text.find(':');
   WindowSpec spec;

@@ -233,8 +233,9 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
 // timed calls), 11% when sampling debts were dropped. The burns' ratio is
 // the sharp check. On 2026-12-02 this VM gave 5% to 10% in 24 runs alone
 // and 12.3% in one CI run (its burns ran at 3.2 and 1.5 us, not 4 and 2,
-// so the same neighbours weighed more), hence 15%. In the sanitizer builds (Debug, every memory access
-// instrumented) the range and the batch themselves cost 3 us an element
+// so the same neighbours weighed more), hence 15%. In the sanitizer
+// builds (Debug, every memory access instrumented) the range and the
+// batch themselves cost 3 us an element
 // against the burns' 8-11: there the neighbours really are 30%, and the
 // two burns' CPU (arithmetic) the rest.
 constexpr double kRestShare = kSanitized ? 0.4 : 0.15;
