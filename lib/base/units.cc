@@ -158,6 +158,10 @@ std::string FormatBytes(double bytes) {
 
 std::string FormatRate(double bytes_per_s) { return FormatBytes(bytes_per_s) + "/s"; }
 
+std::string FormatMinibatchRate(double minibatches_per_s) {
+  return FormatSignificant(minibatches_per_s, 4) + " minibatches/s";
+}
+
 std::string FormatSeconds(double seconds) {
   const double a = std::fabs(seconds);
   if (a == 0) return "0 s";

@@ -27,5 +27,7 @@ StatusOr<double> ParseFraction(std::string_view text);
 std::string FormatBytes(double bytes);
 std::string FormatRate(double bytes_per_s);
 std::string FormatSeconds(double seconds);
+// A pipeline's throughput with four significant digits: "12.5 minibatches/s".
+std::string FormatMinibatchRate(double minibatches_per_s);
 
 }  // namespace plumber::units

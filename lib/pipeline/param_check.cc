@@ -9,9 +9,10 @@
 #include "pipeline/udf_table.h"
 
 namespace plumber {
-namespace {
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+namespace {
 
 bool TypeMatches(ArgType type, const google::protobuf::Value& v) {
   using K = google::protobuf::Value::KindCase;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline.pb.h"
@@ -21,6 +22,9 @@ struct Problem {
   // "node 'decode': field 'map.parallelism': must be >= 1, got 0"
   std::string ToString() const;
 };
+
+// A name as problems quote it: 'decode'.
+std::string Quote(std::string_view s);
 
 // The most threads (or interleave cycle slots) one node may ask for.
 inline constexpr int64_t kMaxParallelism = 1024;

@@ -8,14 +8,13 @@
 #include <unordered_map>
 
 #include "pipeline/op_table.h"
+#include "pipeline/param_check.h"
 
 namespace plumber {
 namespace {
 
 using schema::Node;
 using schema::Pipeline;
-
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 bool ValidName(const std::string& name) {
   if (name.empty()) return false;

@@ -16,11 +16,10 @@
 namespace plumber::report {
 namespace {
 
-std::string Num(double v) { return FormatSignificant(v, 4); }
 std::string Percent(double share) { return FormatChange(share); }
 
 std::string Throughput(std::optional<double> v) {
-  return v ? Num(*v) + " minibatches/s" : std::string("unbounded");
+  return v ? FormatSignificant(*v) + " minibatches/s" : std::string("unbounded");
 }
 
 // "25 minibatches/s (burn, held by threads)": the as-traced prediction with
@@ -40,7 +39,7 @@ std::string Resolve(const std::string& path, const std::string& base_dir) {
 // A value that may be written as a JSON number or as text with units.
 StatusOr<std::string> ValueText(const nlohmann::json& v, const std::string& where, bool allow_number) {
   if (v.is_string()) return v.get<std::string>();
-  if (allow_number && v.is_number()) return Num(v.get<double>());
+  if (allow_number && v.is_number()) return FormatSignificant(v.get<double>());
   return Status::InvalidArgument(where + ": expected " + (allow_number ? "a number or a string" : "a string") +
                                  " with its unit, got " + v.dump());
 }
@@ -220,7 +219,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
   if (c.baseline) {
     if (!baseline) return Status::Internal("EvaluateCheck: a baseline is stated but none was analysed");
     const double tol = c.tolerance.value_or(kDefaultTolerance);
-    const std::string tol_text = Num(tol * 100) + "%";
+    const std::string tol_text = FormatSignificant(tol * 100) + "%";
     const std::string vs = " (baseline " + baseline->source + " ";
     // Rising costs: CPU (the rate per core is its inverse, so it is said
     // alongside rather than checked twice), bytes, storage bytes.
@@ -245,7 +244,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       seen.insert(b.name);
       std::string rates;
       if (b.rate_per_core && n->rate_per_core) {
-        rates = "; rate per core " + Num(*b.rate_per_core) + " -> " + Num(*n->rate_per_core) + " minibatches/core-s";
+        rates = "; rate per core " + FormatSignificant(*b.rate_per_core) + " -> " + FormatSignificant(*n->rate_per_core) + " minibatches/core-s";
       }
       const auto seconds = [](double v) { return units::FormatSeconds(v); };
       const auto bytes = [](double v) { return units::FormatBytes(v); };
@@ -278,7 +277,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       const bool ok = !now_rate || *now_rate >= limit;
       std::string found = Throughput(now_rate);
       if (now_rate) found += " (" + Percent(*now_rate / base - 1) + extra + ")";
-      out.results.push_back({what, "at least " + Throughput(limit) + vs + Num(base) + " - " + tol_text + ")", found, ok});
+      out.results.push_back({what, "at least " + Throughput(limit) + vs + FormatSignificant(base) + " - " + tol_text + ")", found, ok});
     };
     fall("predicted throughput", baseline->predicted_throughput, report.predicted_throughput, "");
     const std::string holder = AsTracedHolder(report.as_traced);

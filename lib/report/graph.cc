@@ -18,10 +18,9 @@ namespace {
 using analysis::Analysis;
 using analysis::NodeModel;
 
-std::string Num(double v) { return FormatSignificant(v, 4); }
 // "12.5 minibatches/s", or "unknown" when the source does not record time.
 std::string ObservedText(const analysis::Analysis& report) {
-  return report.observed_throughput ? Num(*report.observed_throughput) + " minibatches/s" : "unknown";
+  return report.observed_throughput ? FormatSignificant(*report.observed_throughput) + " minibatches/s" : "unknown";
 }
 std::string Fixed(double v, int digits = 1) { return FormatFixed(v, digits); }
 
@@ -66,7 +65,7 @@ std::vector<Edge> Edges(const ProgramGraph& program) {
   return edges;
 }
 
-std::string RateText(const std::optional<double>& v) { return v ? Num(*v) : std::string("unbounded"); }
+std::string RateText(const std::optional<double>& v) { return v ? FormatSignificant(*v) : std::string("unbounded"); }
 
 }  // namespace
 
@@ -113,7 +112,7 @@ std::string FormatDot(const Analysis& report) {
     if (e.function) {
       attrs = "style=dashed, label=\"function\"";
     } else if (from) {
-      attrs = "label=\"" + Num(from->visit_ratio) + "\"";
+      attrs = "label=\"" + FormatSignificant(from->visit_ratio) + "\"";
     }
     out += "  " + DotQuote(e.from) + " -> " + DotQuote(e.to) + (attrs.empty() ? "" : " [" + attrs + "]") + ";\n";
   }
@@ -162,7 +161,7 @@ std::string GraphSvg(const Analysis& report, const std::string& cache_node) {
            "\" stroke=\"#555\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"" +
            (e.function ? " stroke-dasharray=\"5 4\"" : "") + "/>\n";
     const NodeModel* from = report.Find(e.from);
-    const std::string label = e.function ? "function" : from ? "x" + Num(from->visit_ratio) : "";
+    const std::string label = e.function ? "function" : from ? "x" + FormatSignificant(from->visit_ratio) : "";
     svg += "<text class=\"edge\" x=\"" + Fixed((x1 + x2) / 2) + "\" y=\"" + Fixed((y1 + y2) / 2 - 5) +
            "\" text-anchor=\"middle\">" + Escape(label) + "</text>\n";
   }
@@ -178,7 +177,7 @@ std::string GraphSvg(const Analysis& report, const std::string& cache_node) {
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 35) + "\" text-anchor=\"middle\">" +
            Escape(n.op + " x" + std::to_string(n.parallelism)) + "</text>";
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 52) + "\" text-anchor=\"middle\">" +
-           Escape(n.scaled_rate ? Num(*n.scaled_rate) + " mb/s" : "unbounded") + "</text></g>\n";
+           Escape(n.scaled_rate ? FormatSignificant(*n.scaled_rate) + " mb/s" : "unbounded") + "</text></g>\n";
   }
   svg += "</svg>\n";
   return svg;
@@ -221,7 +220,7 @@ std::string RooflineSvg(const Analysis& report) {
     svg += "<line x1=\"" + Fixed(x) + "\" y1=\"" + Fixed(top - 6) + "\" x2=\"" + Fixed(x) + "\" y2=\"" +
            Fixed(height - 34) + "\" stroke=\"#ddd\"/>";
     svg += "<text class=\"axis\" x=\"" + Fixed(x) + "\" y=\"" + Fixed(height - 20) + "\" text-anchor=\"middle\">" +
-           (d >= 0 ? Fixed(std::pow(10, d), 0) : Num(std::pow(10, d))) + "</text>\n";
+           (d >= 0 ? Fixed(std::pow(10, d), 0) : FormatSignificant(std::pow(10, d))) + "</text>\n";
   }
   svg += "<text class=\"axis\" x=\"" + Fixed(label_w + margin + plot_w / 2) + "\" y=\"" + Fixed(height - 4) +
          "\" text-anchor=\"middle\">minibatches/s (log scale)</text>\n";
@@ -239,16 +238,16 @@ std::string RooflineSvg(const Analysis& report) {
         const double reach = *n->rate_per_core * n->max_cores;
         svg += "<rect class=\"reach\" x=\"" + Fixed(x0) + "\" y=\"" + Fixed(y) + "\" width=\"" +
                Fixed(std::max(1.0, xof(reach) - x0)) + "\" height=\"" + Fixed(bar_h) + "\"><title>" +
-               Escape(n->name + " at " + Num(n->max_cores) + " cores: " + Num(reach) + " minibatches/s") +
+               Escape(n->name + " at " + FormatSignificant(n->max_cores) + " cores: " + FormatSignificant(reach) + " minibatches/s") +
                "</title></rect>";
       }
       svg += "<rect class=\"" + std::string(n->name == report.bottleneck ? "bar bottleneck" : "bar") + "\" x=\"" +
              Fixed(x0) + "\" y=\"" + Fixed(y) + "\" width=\"" + Fixed(std::max(1.0, xof(*n->scaled_rate) - x0)) +
              "\" height=\"" + Fixed(bar_h) + "\"><title>" +
-             Escape(n->name + " now: " + Num(*n->scaled_rate) + " minibatches/s (" + n->limit_text + ")") +
+             Escape(n->name + " now: " + FormatSignificant(*n->scaled_rate) + " minibatches/s (" + n->limit_text + ")") +
              "</title></rect>";
       svg += "<text x=\"" + Fixed(xof(*n->scaled_rate) + 4) + "\" y=\"" + Fixed(y + bar_h - 5) + "\">" +
-             Num(*n->scaled_rate) + "</text>\n";
+             FormatSignificant(*n->scaled_rate) + "</text>\n";
     }
     y += bar_h + gap;
   }
@@ -258,11 +257,11 @@ std::string RooflineSvg(const Analysis& report) {
            Fixed(x) + "\" y2=\"" + Fixed(height - 34) + "\"/><text class=\"" + cls + "-label\" x=\"" + Fixed(x + 3) +
            "\" y=\"" + Fixed(top - 14 + dy) + "\">" + Escape(label) + "</text>\n";
   };
-  if (observed > 0) vline(observed, "observed", "observed " + Num(observed), 0);
-  if (report.predicted_throughput) vline(*report.predicted_throughput, "predicted", "predicted " + Num(*report.predicted_throughput), 10);
+  if (observed > 0) vline(observed, "observed", "observed " + FormatSignificant(observed), 0);
+  if (report.predicted_throughput) vline(*report.predicted_throughput, "predicted", "predicted " + FormatSignificant(*report.predicted_throughput), 10);
   // Above the other two labels: the as-traced line often sits beside the observed one.
   if (report.as_traced.throughput) {
-    vline(*report.as_traced.throughput, "as-traced", "as traced " + Num(*report.as_traced.throughput), -10);
+    vline(*report.as_traced.throughput, "as-traced", "as traced " + FormatSignificant(*report.as_traced.throughput), -10);
   }
   svg += "</svg>\n";
   return svg;
@@ -300,8 +299,8 @@ std::string FormatHtml(const Analysis& report) {
        ".nofit{background:#d9534f}.legend{color:#555;font-size:13px}\n";
   h += "</style>\n</head>\n<body>\n";
   h += "<h1>" + Escape(title) + "</h1>\n";
-  h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " + Num(report.window_start_seconds) + " s to " +
-       Num(report.window_end_seconds) + " s (" + std::to_string(report.minibatches) + " minibatches); machine " +
+  h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " + FormatSignificant(report.window_start_seconds) + " s to " +
+       FormatSignificant(report.window_end_seconds) + " s (" + std::to_string(report.minibatches) + " minibatches); machine " +
        Escape(CoresPlannedText(report)) + ", " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) +
        " memory" +
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
@@ -318,7 +317,7 @@ std::string FormatHtml(const Analysis& report) {
   h += "</span><span>predicted <b>" + RateText(report.predicted_throughput) + "</b> with the best parallelism";
   if (!report.predicted_limit.empty()) h += " (" + Escape(report.predicted_limit) + "-bound)";
   h += "</span><span>bottleneck <b>" + Escape(report.bottleneck.empty() ? "none" : report.bottleneck) + "</b></span>";
-  if (plan) h += "<span>after a rewrite <b>" + Num(plan->throughput) + "</b></span>";
+  if (plan) h += "<span>after a rewrite <b>" + FormatSignificant(plan->throughput) + "</b></span>";
   h += "</p>\n";
 
   h += "<h2>Pipeline</h2>\n<p class=\"legend\">Data flows left to right. Fill: red is the bottleneck, green far from "
@@ -342,7 +341,7 @@ std::string FormatHtml(const Analysis& report) {
     for (const auto& m : g.members) members += (members.empty() ? "" : ", ") + m;
     h += "<tr><td>" + Escape(g.name) + "</td><td class=\"n\">" + std::to_string(g.threads) +
          (g.serialized ? " (one at a time)" : "") + "</td><td class=\"n\">" +
-         Num(g.service_seconds_per_minibatch * 1e3) + "</td><td class=\"n\">" + RateText(g.bound) + "</td><td>" +
+         FormatSignificant(g.service_seconds_per_minibatch * 1e3) + "</td><td class=\"n\">" + RateText(g.bound) + "</td><td>" +
          Escape(members) + "</td></tr>\n";
   }
   if (report.thread_groups.empty()) h += "<tr><td colspan=\"5\">None.</td></tr>\n";
@@ -350,15 +349,15 @@ std::string FormatHtml(const Analysis& report) {
 
   h += "<h2>Core allocation (LP)</h2>\n";
   if (plan) {
-    h += "<p class=\"legend\">Cores the throughput program gives each stage to reach " + Num(plan->throughput) +
+    h += "<p class=\"legend\">Cores the throughput program gives each stage to reach " + FormatSignificant(plan->throughput) +
          " minibatches/s on " + std::to_string(plan->cores) + " cores" +
          (plan->cache_node.empty() ? "" : " with a cache at " + Escape(plan->cache_node)) +
-         "; without a cache it reaches " + Num(plan->throughput_without_cache) + " (bound: " +
+         "; without a cache it reaches " + FormatSignificant(plan->throughput_without_cache) + " (bound: " +
          Escape(plan->binding_without_cache) + ").</p>\n";
     h += "<table id=\"cores\"><tr><th>stage</th><th>CPU per minibatch</th><th>cores</th><th>max</th><th></th></tr>\n";
     for (const auto& s : plan->stages) {
       h += "<tr><td>" + Escape(s.name) + "</td><td class=\"n\">" + Escape(units::FormatSeconds(s.cpu_seconds_per_minibatch)) +
-           "</td><td class=\"n\">" + Fixed(s.cores, 2) + "</td><td class=\"n\">" + Num(s.max_cores) + "</td><td>" +
+           "</td><td class=\"n\">" + Fixed(s.cores, 2) + "</td><td class=\"n\">" + FormatSignificant(s.max_cores) + "</td><td>" +
            Bar(plan->cores > 0 ? s.cores / plan->cores : 0, "cores") + (s.active ? "" : " under the cache") +
            "</td></tr>\n";
     }

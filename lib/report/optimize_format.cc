@@ -12,8 +12,6 @@ namespace {
 using optimize::OptimizeResult;
 using optimize::Step;
 
-std::string Num(double v) { return FormatRounded(v); }
-
 std::string ChangeText(const rewrite::Change& c) {
   if (c.before.empty()) return c.node + ": " + c.what + " " + c.after;
   return c.node + " " + c.what + " " + c.before + "->" + c.after;
@@ -35,9 +33,9 @@ std::string StepTable(const OptimizeResult& r) {
   std::string out = fmt::format("{:<5} {:>10} {:>10} {:>7}  {:<24} {}\n", "step", "measured", "predicted", "error",
                                 "bottleneck", "changes");
   for (const auto& s : r.steps) {
-    std::string predicted = s.predicted ? Num(*s.predicted) : "-";
+    std::string predicted = s.predicted ? FormatRounded(*s.predicted) : "-";
     std::string error = s.prediction_error() ? fmt::format("{:+.0f}%", 100 * *s.prediction_error()) : "-";
-    std::string measured = Num(s.measured);
+    std::string measured = FormatRounded(s.measured);
     if (!s.complete) measured += "*";
     std::string bottleneck = s.bottleneck.empty() ? "-" : s.bottleneck;
     if (!s.bottleneck_limit.empty()) bottleneck += " (" + s.bottleneck_limit + ")";
@@ -56,7 +54,7 @@ std::string StepTable(const OptimizeResult& r) {
   out += incomplete ? "; * run cut short, not eligible as best)\n" : ")\n";
   if (!r.steps.empty()) {
     const Step& best = r.best();
-    out += fmt::format("best: step {}, {} minibatches/s", best.index, Num(best.measured));
+    out += fmt::format("best: step {}, {} minibatches/s", best.index, FormatRounded(best.measured));
     if (r.speedup() > 0 && best.index != 0) out += fmt::format(" ({:.2f}x step 0)", r.speedup());
     out += "\n";
   }

@@ -15,10 +15,6 @@ using Json = nlohmann::ordered_json;
 using analysis::Plan;
 using rewrite::RewriteResult;
 
-std::string Num(double v) { return FormatSignificant(v, 4); }
-
-std::string Rate(double v) { return Num(v) + " minibatches/s"; }
-
 // "for 1 core (the run had ...)": the analysis's words when the plan used
 // its cores, as it always does; the plan's count alone otherwise.
 std::string ForCores(const analysis::Analysis& a, const Plan& plan) {
@@ -61,7 +57,7 @@ Json PlanJson(const Plan& plan) {
 
 std::string PlanText(const Plan& plan) {
   std::string out;
-  out += "  without a cache (parallelism only): " + Rate(plan.throughput_without_cache) + ", held by " +
+  out += "  without a cache (parallelism only): " + units::FormatMinibatchRate(plan.throughput_without_cache) + ", held by " +
          (plan.binding_without_cache.empty() ? std::string("nothing") : plan.binding_without_cache) + "\n";
   if (plan.cache_node.empty()) {
     out += plan.cache_note.empty() ? "  cache: none fits the budget of " + units::FormatBytes(plan.cache_budget_bytes) + "\n"
@@ -71,7 +67,7 @@ std::string PlanText(const Plan& plan) {
            " after " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) + "; memory budget " +
            units::FormatBytes(plan.cache_budget_bytes) + "): " +
            (plan.unbounded ? std::string("unbounded (every costed stage is under the cache; the consumer sets the pace)")
-                           : Rate(plan.throughput)) +
+                           : units::FormatMinibatchRate(plan.throughput)) +
            "\n";
   }
   if (plan.read_parallelism) out += "  read parallelism for the bandwidth curve: " + std::to_string(*plan.read_parallelism) + "\n";
@@ -79,7 +75,7 @@ std::string PlanText(const Plan& plan) {
   bool any = false;
   for (const auto& s : plan.stages) {
     if (!s.active || s.cpu_seconds_per_minibatch <= 0) continue;
-    out += (any ? ", " : " ") + s.name + " " + Num(s.cores);
+    out += (any ? ", " : " ") + s.name + " " + FormatSignificant(s.cores);
     any = true;
   }
   out += any ? "\n" : " none\n";
@@ -112,12 +108,12 @@ std::string RewriteJson(const analysis::Analysis& a, const RewriteResult& r, con
 std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, const std::string& trace,
                         const std::string& output) {
   std::string out = "plumber rewrite: " + trace + " " + ForCores(a, r.plan) + "\n";
-  out += "predicted: " + Rate(r.predicted_before) + " as traced -> ";
+  out += "predicted: " + units::FormatMinibatchRate(r.predicted_before) + " as traced -> ";
   if (r.plan.unbounded) {
     out += "unbounded rewritten (after the first epoch everything is replayed from the cache)";
   } else {
-    out += Rate(r.predicted_after) + " rewritten";
-    if (r.predicted_before > 0) out += " (" + Num(r.predicted_after / r.predicted_before) + "x)";
+    out += units::FormatMinibatchRate(r.predicted_after) + " rewritten";
+    if (r.predicted_before > 0) out += " (" + FormatSignificant(r.predicted_after / r.predicted_before) + "x)";
   }
   out += "\n";
   out += "budget: parallel stages hold " + std::to_string(r.parallel_cores) + " of " + std::to_string(r.plan.cores) +
@@ -155,12 +151,12 @@ std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
                          const std::vector<rewrite::TfAdvice>& advice) {
   std::string out = "plumber rewrite: " + a.source + " " + ForCores(a, r.plan) + ", as tf.data edits\n";
   out += "imported from " + a.imported_from + "\n";
-  out += "predicted: " + Rate(r.predicted_before) + " as traced -> ";
+  out += "predicted: " + units::FormatMinibatchRate(r.predicted_before) + " as traced -> ";
   if (r.plan.unbounded) {
     out += "unbounded with the edits (after the first epoch everything is replayed from the cache)\n";
   } else {
-    out += Rate(r.predicted_after) + " with every edit";
-    if (r.predicted_before > 0) out += " (" + Num(r.predicted_after / r.predicted_before) + "x)";
+    out += units::FormatMinibatchRate(r.predicted_after) + " with every edit";
+    if (r.predicted_before > 0) out += " (" + FormatSignificant(r.predicted_after / r.predicted_before) + "x)";
     out += "\n";
   }
   if (!a.source_limits.empty()) {
@@ -174,7 +170,7 @@ std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
     out += "     " + e.edit + "\n";
     if (!e.before.empty()) out += "     now: " + e.before + "\n";
     out += "     why: " + e.why + "\n";
-    out += "     predicted with the edits so far: " + Rate(e.predicted_after) + "\n";
+    out += "     predicted with the edits so far: " + units::FormatMinibatchRate(e.predicted_after) + "\n";
   }
   return out;
 }

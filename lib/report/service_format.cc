@@ -13,8 +13,6 @@ using nlohmann::ordered_json;
 
 std::string Cores(int n) { return std::to_string(n) + (n == 1 ? " core" : " cores"); }
 
-std::string Rate(double minibatches_per_s) { return FormatSignificant(minibatches_per_s, 4) + " minibatches/s"; }
-
 template <typename T>
 ordered_json OrNull(const std::optional<T>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
@@ -26,11 +24,11 @@ ordered_json NameOrNull(const std::string& name) { return name.empty() ? ordered
 
 std::string FormatServiceText(const std::string& trace, const analysis::ServicePlan& p) {
   const auto& s = p.sizing;
-  std::string out = "plumber provision --workers: " + trace + ", target " + Rate(p.target) + "\n";
+  std::string out = "plumber provision --workers: " + trace + ", target " + units::FormatMinibatchRate(p.target) + "\n";
   out += "  one machine:  " + Cores(p.machine_cores) +
          (p.machine_cores_noted ? " (" + p.machine_cores_source + ")" : std::string()) + ", " +
          units::FormatBytes(static_cast<double>(p.machine_memory_bytes)) + ": at most " +
-         Rate(p.single_machine_rate) + " (held by " + p.single_machine_binding + ")" +
+         units::FormatMinibatchRate(p.single_machine_rate) + " (held by " + p.single_machine_binding + ")" +
          (s.service_needed ? ", short of the target" : ", enough") + "\n";
   if (!s.service_needed) {
     out += "  workers:      none: one machine reaches the target, so no tf.data service is needed (`plumber "
@@ -41,11 +39,11 @@ std::string FormatServiceText(const std::string& trace, const analysis::ServiceP
          " and " + units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
          units::FormatBytes(p.worker_memory_needed_bytes) + " of it in use: buffers" +
          (p.worker_cache.empty() ? "" : " and the cache") + ")\n";
-  out += "  per worker:   " + Rate(s.worker_rate) + ", bound by " + s.bound + "\n";
-  out += "    compute:    " + Rate(p.worker_compute_rate) + " (held by " + p.worker_compute_binding + "; " +
+  out += "  per worker:   " + units::FormatMinibatchRate(s.worker_rate) + ", bound by " + s.bound + "\n";
+  out += "    compute:    " + units::FormatMinibatchRate(p.worker_compute_rate) + " (held by " + p.worker_compute_binding + "; " +
          FormatSignificant(p.worker_cores_used, 3) + " cores busy)\n";
   if (p.worker_network_bytes_per_s) {
-    out += "    network:    " + (s.network_rate ? Rate(*s.network_rate) : std::string("unbounded")) + " (" +
+    out += "    network:    " + (s.network_rate ? units::FormatMinibatchRate(*s.network_rate) : std::string("unbounded")) + " (" +
            units::FormatRate(*p.worker_network_bytes_per_s) + " / " +
            units::FormatBytes(p.bytes_per_minibatch.value_or(0)) + " per minibatch)\n";
   }

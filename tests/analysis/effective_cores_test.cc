@@ -11,12 +11,13 @@ namespace plumber::analysis {
 namespace {
 
 using testing::Counters;
+using testing::HasFinding;
 using testing::RequireFinite;
 using testing::TraceBuilder;
 
 // A parallel map of 70 ms of CPU per minibatch and a batch of 10 ms: 80 ms
 // of CPU per minibatch, 100 minibatches in the 10 s window from 1 s to 11 s.
-const char* kPipeline = R"({"name": "busy", "nodes": [
+const char* kBusyPipeline = R"({"name": "busy", "nodes": [
   {"name": "src", "op": "range", "range": {"stop": 100000000}},
   {"name": "burn", "op": "map", "inputs": ["src"], "map": {"parallelism": 4, "udf": [{"op": "cpu_burn", "args": {"micros": 8750}}]}},
   {"name": "batch", "op": "batch", "inputs": ["burn"], "batch": {"batch_size": 8}}]})";
@@ -30,7 +31,7 @@ struct MachineCpu {
 };
 
 TraceBuilder Build(int cores, std::optional<MachineCpu> at1, std::optional<MachineCpu> at11) {
-  TraceBuilder b(kPipeline, cores);
+  TraceBuilder b(kBusyPipeline, cores);
   for (int k = 0; k < 2; ++k) {
     const double t = k == 0 ? 1 : 11;
     const int64_t mb = k == 0 ? 10 : 110;
@@ -63,12 +64,6 @@ std::string MachineLine(const Analysis& r) {
   return text.substr(at, text.find('\n', at) - at);
 }
 
-bool HasFinding(const Analysis& r, const std::string& text) {
-  for (const auto& f : r.findings) {
-    if (f.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
 
 TEST_CASE("a run on a machine half busy with other work is planned for the core it had", "[analysis][cores]") {
   AnalysisOptions opt;

@@ -14,12 +14,12 @@ using testing::TraceBuilder;
 // Two pooled stages (a map and a batch) over a source; 100 minibatches in
 // the 10 s window from 1 s to 11 s. Per minibatch the nodes are charged
 // 1 ms (src), 6 ms (work) and 1 ms (batch): 8 ms.
-const char* kPipeline = R"({"name": "pooled", "nodes": [
+const char* kPooledPipeline = R"({"name": "pooled", "nodes": [
   {"name": "src", "op": "range", "range": {"stop": 100000000}},
   {"name": "work", "op": "map", "inputs": ["src"], "map": {"parallelism": 2, "udf": [{"op": "cpu_burn", "args": {"micros": 750}}]}},
   {"name": "batch", "op": "batch", "inputs": ["work"], "batch": {"batch_size": 8, "parallelism": 2}}]})";
 
-struct Run {
+struct PooledRun {
   double process_ms_per_minibatch = 10;  // what the process spent
   int64_t work_handoffs = 300;           // over the window, per 100 minibatches
   int64_t batch_handoffs = 100;
@@ -27,8 +27,8 @@ struct Run {
   bool machine_cpu = true;  // the snapshots record the process's CPU
 };
 
-TraceBuilder Build(const Run& run) {
-  TraceBuilder b(kPipeline, 2);
+TraceBuilder Build(const PooledRun& run) {
+  TraceBuilder b(kPooledPipeline, 2);
   for (int k = 0; k < 2; ++k) {
     const int64_t mb = k == 0 ? 10 : 110;
     auto& s = b.Snapshot(k == 0 ? 1 : 11);
@@ -77,15 +77,15 @@ TEST_CASE("CPU the nodes were not charged goes to the pooled stages by their han
 TEST_CASE("hand-off CPU is left alone when a node waits, when the nodes were charged it all, or when "
           "the trace lacks the process's CPU",
           "[analysis][handoff]") {
-  Run waits;
+  PooledRun waits;
   waits.work_wait_ns = 2'000'000;  // parked waiters' wake-ups are priced on their own
-  Run all_charged;
+  PooledRun all_charged;
   all_charged.process_ms_per_minibatch = 7.5;  // less than charged: sampling noise, not hand-offs
-  Run no_process_cpu;
+  PooledRun no_process_cpu;
   no_process_cpu.machine_cpu = false;
-  Run no_handoffs;
+  PooledRun no_handoffs;
   no_handoffs.work_handoffs = no_handoffs.batch_handoffs = 0;
-  for (const Run& run : {waits, all_charged, no_process_cpu, no_handoffs}) {
+  for (const PooledRun& run : {waits, all_charged, no_process_cpu, no_handoffs}) {
     auto r = Build(run).Analyze();
     REQUIRE(r.ok());
     CHECK(CpuMs(*r, "work") == Approx(6.0));

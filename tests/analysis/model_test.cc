@@ -17,6 +17,7 @@ namespace plumber::analysis {
 namespace {
 
 using testing::Counters;
+using testing::HasFinding;
 using testing::RequireFinite;
 using testing::TraceBuilder;
 
@@ -24,12 +25,6 @@ bool Rel(double got, double want, double tol = 1e-9) {
   return want == 0 ? got == 0 : std::fabs(got - want) <= tol * std::fabs(want);
 }
 
-bool HasFinding(const Analysis& r, const std::string& text) {
-  for (const auto& f : r.findings) {
-    if (f.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
 
 const NodeModel& N(const Analysis& r, const std::string& name) {
   const NodeModel* m = r.Find(name);

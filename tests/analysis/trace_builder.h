@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/analyze.h"
+#include "pipeline/op_table.h"
 #include "report/analysis_format.h"
 #include "trace.pb.h"
 #include "traceio/pipeline_io.h"
@@ -24,6 +25,23 @@ inline ProgramGraph GraphOf(const std::string& json) {
   INFO(g.status().ToString());
   REQUIRE(g.ok());
   return std::move(*g);
+}
+
+// Whether any finding of the analysis contains `text`.
+inline bool HasFinding(const Analysis& r, const std::string& text) {
+  for (const auto& f : r.findings) {
+    if (f.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The parallelism of the node called `name` in a (rewritten) program.
+inline int Parallelism(const schema::Pipeline& p, const std::string& name) {
+  for (const auto& n : p.nodes()) {
+    if (n.name() == name) return NodeParallelism(n);
+  }
+  FAIL("no node " << name);
+  return 0;
 }
 
 struct Counters {

@@ -13,6 +13,7 @@
 
 using namespace plumber;
 using namespace plumber::rewrite;
+using analysis::testing::Parallelism;
 using analysis::testing::TraceBuilder;
 
 namespace {
@@ -30,13 +31,6 @@ void Calibrated(TraceBuilder& b) {
   h->set_payload_cpu_ns_per_byte(0.1);
 }
 
-int Parallelism(const schema::Pipeline& p, const std::string& name) {
-  for (const auto& n : p.nodes()) {
-    if (n.name() == name) return NodeParallelism(n);
-  }
-  FAIL("no node " << name);
-  return 0;
-}
 
 bool Has(const schema::Pipeline& p, const std::string& op) {
   for (const auto& n : p.nodes()) {

@@ -13,6 +13,7 @@
 
 using namespace plumber;
 using namespace plumber::rewrite;
+using analysis::testing::Parallelism;
 using analysis::testing::TraceBuilder;
 
 namespace {
@@ -42,13 +43,6 @@ TraceBuilder Inline() { return Traced(1, 10'000, 800'000); }
 // on 2 cores): slower than inline.
 TraceBuilder Pooled() { return Traced(2, 30'000, 640'000); }
 
-int Parallelism(const schema::Pipeline& p, const std::string& name) {
-  for (const auto& n : p.nodes()) {
-    if (n.name() == name) return NodeParallelism(n);
-  }
-  FAIL("no node " << name);
-  return 0;
-}
 
 schema::Pipeline WithParallelism(schema::Pipeline p, const std::string& name, int parallelism) {
   for (auto& n : *p.mutable_nodes()) {

@@ -161,13 +161,13 @@ TEST_CASE("a file that shrinks while it is read ends the run with an error at th
 
 // ---- a full disk under the trace --------------------------------------------
 
-const char* kBurnJson = R"({"name":"burn","nodes":[
+const char* kFaultsBurnJson = R"({"name":"burn","nodes":[
   {"name":"src","op":"range","range":{"stop":100000000}},
   {"name":"burn","op":"map","inputs":["src"],"map":{"udf":[{"op":"cpu_burn","args":{"micros":100}}]}},
   {"name":"batch","op":"batch","inputs":["burn"],"batch":{"batch_size":4}}]})";
 
 schema::Pipeline Burn() {
-  auto p = ParsePipeline(kBurnJson, "test");
+  auto p = ParsePipeline(kFaultsBurnJson, "test");
   REQUIRE(p.ok());
   return *p;
 }

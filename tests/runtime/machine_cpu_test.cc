@@ -101,13 +101,13 @@ class ProcStatEnv final : public EnvWrapper {
   std::deque<std::string> texts_;  // the files' bytes, alive as long as the Env
 };
 
-const char* kBurnJson = R"({"name":"burn","nodes":[
+const char* kMachineBurnJson = R"({"name":"burn","nodes":[
   {"name":"src","op":"range","range":{"stop":1000000}},
   {"name":"burn","op":"map","inputs":["src"],"map":{"udf":[{"op":"cpu_burn","args":{"micros":200}}]}},
   {"name":"batch","op":"batch","inputs":["burn"],"batch":{"batch_size":8}}]})";
 
 StatusOr<schema::Trace> RunWith(ProcStatEnv* env, const std::string& trace_path) {
-  auto p = ParsePipeline(kBurnJson, "test");
+  auto p = ParsePipeline(kMachineBurnJson, "test");
   REQUIRE(p.ok());
   RunConfig config;
   config.batches = 30;
@@ -169,7 +169,7 @@ TEST_CASE("the real /proc/stat gives a run the machine's CPU time", "[run][machi
     return;
   }
   TempDir dir;
-  auto p = ParsePipeline(kBurnJson, "test");
+  auto p = ParsePipeline(kMachineBurnJson, "test");
   REQUIRE(p.ok());
   RunConfig config;
   config.seconds = 0.3;

@@ -14,6 +14,7 @@
 
 #include "analysis/analyze.h"
 #include "pipeline_snapshot.pb.h"
+#include "import_notes.h"
 #include "traceio/import.h"
 #include "traceio/pipeline_snapshot_import.h"
 
@@ -22,7 +23,7 @@ namespace {
 
 using tfsnap::PipelineSnapshot;
 
-std::string Fixture(const std::string& name) {
+std::string SnapshotFixture(const std::string& name) {
   const std::string path = std::string(PLUMBER_SOURCE_DIR) + "/testdata/pipeline_snapshot/" + name;
   std::ifstream f(path, std::ios::binary);
   REQUIRE(f.good());
@@ -33,7 +34,7 @@ std::string Fixture(const std::string& name) {
 
 PipelineSnapshot FromText(const std::string& name) {
   PipelineSnapshot s;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(Fixture(name), &s));
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(SnapshotFixture(name), &s));
   return s;
 }
 
@@ -62,7 +63,7 @@ const schema::NodeStats& StatsNamed(const schema::Snapshot& s, const std::string
 }
 
 TEST_CASE("PipelineSnapshot: the pair imports as one run with the fixture's numbers", "[import][snapshot]") {
-  auto t = ImportDumps({{"run_a.pb", Fixture("run_a.pb"), {}}, {"run_b.pb", Fixture("run_b.pb"), {}}}, {});
+  auto t = ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}, {"run_b.pb", SnapshotFixture("run_b.pb"), {}}}, {});
   REQUIRE(t.ok());
   const auto& h = t->header();
   CHECK(h.program().imported_from() == "Plumber PipelineSnapshot");
@@ -147,7 +148,7 @@ TEST_CASE("PipelineSnapshot: the text and binary fixtures import identically", "
     INFO(name);
     const PipelineSnapshot text = FromText(std::string(name) + ".pbtxt");
     PipelineSnapshot binary;
-    REQUIRE(binary.ParseFromString(Fixture(std::string(name) + ".pb")));
+    REQUIRE(binary.ParseFromString(SnapshotFixture(std::string(name) + ".pb")));
     auto from_text = ImportDumps({Input("x.pb", text)}, {});
     auto from_binary = ImportDumps({Input("x.pb", binary)}, {});
     REQUIRE(from_text.ok());
@@ -171,7 +172,7 @@ TEST_CASE("PipelineSnapshot: one dump says that throughput needs a second or --w
   for (const auto& l : analysed->source_limits) noted = noted || l.find("--window") != std::string::npos;
   CHECK(noted);
   // With its own timestamps the one dump covers the 10 s since the start.
-  auto own = ImportDumps({{"run_a.pb", Fixture("run_a.pb"), {}}}, {});
+  auto own = ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}}, {});
   REQUIRE(own.ok());
   CHECK(own->header().imported().window_known());
   CHECK(own->snapshots(0).wall_ns() == 10000000000LL);
@@ -191,7 +192,7 @@ TEST_CASE("PipelineSnapshot: without the CPU clock fields, wall time stands in a
 }
 
 TEST_CASE("PipelineSnapshot: the pair's analysis equals the README's hand computation", "[import][snapshot]") {
-  auto t = ImportDumps({{"run_a.pb", Fixture("run_a.pb"), {}}, {"run_b.pb", Fixture("run_b.pb"), {}}}, {});
+  auto t = ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}, {"run_b.pb", SnapshotFixture("run_b.pb"), {}}}, {});
   REQUIRE(t.ok());
   auto a = analysis::AnalyzeTrace(*t, {}, "pair");
   REQUIRE(a.ok());
@@ -229,9 +230,9 @@ TEST_CASE("PipelineSnapshot: the pair's analysis equals the README's hand comput
 
 // Detection is by content and must not claim other formats.
 TEST_CASE("PipelineSnapshot: detection claims the dumps and nothing else", "[import][snapshot]") {
-  CHECK(DetectImportFormat(Fixture("run_a.pb")) == ImportFormat::kPipelineSnapshot);
-  CHECK(LooksLikePipelineSnapshot(Fixture("run_b.pb")));
-  CHECK_FALSE(LooksLikePipelineSnapshot(Fixture("run_a.pbtxt")));  // the fork writes binary only
+  CHECK(DetectImportFormat(SnapshotFixture("run_a.pb")) == ImportFormat::kPipelineSnapshot);
+  CHECK(LooksLikePipelineSnapshot(SnapshotFixture("run_b.pb")));
+  CHECK_FALSE(LooksLikePipelineSnapshot(SnapshotFixture("run_a.pbtxt")));  // the fork writes binary only
   CHECK_FALSE(LooksLikePipelineSnapshot(""));
   CHECK_FALSE(LooksLikePipelineSnapshot("PLMTRACE\x01\x00\x00\x00"));
   CHECK_FALSE(LooksLikePipelineSnapshot("{\"header\": {}}"));
@@ -360,12 +361,7 @@ TEST_CASE("PipelineSnapshot: dumps of one run must agree", "[import][snapshot][b
   }
 }
 
-bool HasNote(const schema::Trace& t, const std::string& part) {
-  for (const auto& n : t.header().imported().notes()) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::HasNote;
 
 TEST_CASE("PipelineSnapshot: autotuned or missing constants come from the counters, with a note",
           "[import][snapshot]") {

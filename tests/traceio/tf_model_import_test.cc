@@ -13,6 +13,7 @@
 #include "analysis/analyze.h"
 #include "pipeline/program_graph.h"
 #include "tf_model.pb.h"
+#include "import_notes.h"
 #include "traceio/import.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/tf_model_import.h"
@@ -62,12 +63,7 @@ const schema::NodeStats& Stats(const schema::Trace& t, int snapshot, const std::
   return t.snapshots(snapshot).nodes(0);
 }
 
-bool HasNote(const schema::Trace& t, const std::string& part) {
-  for (const auto& n : t.header().imported().notes()) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::HasNote;
 
 Status ImportError(const std::string& name, const std::string& bytes) {
   auto trace = ImportTfModel({{name, bytes, std::nullopt}}, {});
