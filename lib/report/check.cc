@@ -19,7 +19,7 @@ namespace {
 std::string Percent(double share) { return FormatChange(share); }
 
 std::string Throughput(std::optional<double> v) {
-  return v ? FormatSignificant(*v) + " minibatches/s" : std::string("unbounded");
+  return v ? units::FormatMinibatchRate(*v) : std::string("unbounded");
 }
 
 // "25 minibatches/s (burn, held by threads)": the as-traced prediction with
@@ -244,7 +244,8 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       seen.insert(b.name);
       std::string rates;
       if (b.rate_per_core && n->rate_per_core) {
-        rates = "; rate per core " + FormatSignificant(*b.rate_per_core) + " -> " + FormatSignificant(*n->rate_per_core) + " minibatches/core-s";
+        rates = "; rate per core " + FormatSignificant(*b.rate_per_core) + " -> " +
+                FormatSignificant(*n->rate_per_core) + " minibatches/core-s";
       }
       const auto seconds = [](double v) { return units::FormatSeconds(v); };
       const auto bytes = [](double v) { return units::FormatBytes(v); };
@@ -277,7 +278,8 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       const bool ok = !now_rate || *now_rate >= limit;
       std::string found = Throughput(now_rate);
       if (now_rate) found += " (" + Percent(*now_rate / base - 1) + extra + ")";
-      out.results.push_back({what, "at least " + Throughput(limit) + vs + FormatSignificant(base) + " - " + tol_text + ")", found, ok});
+      out.results.push_back(
+          {what, "at least " + Throughput(limit) + vs + FormatSignificant(base) + " - " + tol_text + ")", found, ok});
     };
     fall("predicted throughput", baseline->predicted_throughput, report.predicted_throughput, "");
     const std::string holder = AsTracedHolder(report.as_traced);

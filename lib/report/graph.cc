@@ -20,7 +20,7 @@ using analysis::NodeModel;
 
 // "12.5 minibatches/s", or "unknown" when the source does not record time.
 std::string ObservedText(const analysis::Analysis& report) {
-  return report.observed_throughput ? FormatSignificant(*report.observed_throughput) + " minibatches/s" : "unknown";
+  return report.observed_throughput ? units::FormatMinibatchRate(*report.observed_throughput) : "unknown";
 }
 std::string Fixed(double v, int digits = 1) { return FormatFixed(v, digits); }
 
@@ -238,13 +238,14 @@ std::string RooflineSvg(const Analysis& report) {
         const double reach = *n->rate_per_core * n->max_cores;
         svg += "<rect class=\"reach\" x=\"" + Fixed(x0) + "\" y=\"" + Fixed(y) + "\" width=\"" +
                Fixed(std::max(1.0, xof(reach) - x0)) + "\" height=\"" + Fixed(bar_h) + "\"><title>" +
-               Escape(n->name + " at " + FormatSignificant(n->max_cores) + " cores: " + FormatSignificant(reach) + " minibatches/s") +
+               Escape(n->name + " at " + FormatSignificant(n->max_cores) +
+                      " cores: " + units::FormatMinibatchRate(reach)) +
                "</title></rect>";
       }
       svg += "<rect class=\"" + std::string(n->name == report.bottleneck ? "bar bottleneck" : "bar") + "\" x=\"" +
              Fixed(x0) + "\" y=\"" + Fixed(y) + "\" width=\"" + Fixed(std::max(1.0, xof(*n->scaled_rate) - x0)) +
              "\" height=\"" + Fixed(bar_h) + "\"><title>" +
-             Escape(n->name + " now: " + FormatSignificant(*n->scaled_rate) + " minibatches/s (" + n->limit_text + ")") +
+             Escape(n->name + " now: " + units::FormatMinibatchRate(*n->scaled_rate) + " (" + n->limit_text + ")") +
              "</title></rect>";
       svg += "<text x=\"" + Fixed(xof(*n->scaled_rate) + 4) + "\" y=\"" + Fixed(y + bar_h - 5) + "\">" +
              FormatSignificant(*n->scaled_rate) + "</text>\n";
@@ -258,10 +259,11 @@ std::string RooflineSvg(const Analysis& report) {
            "\" y=\"" + Fixed(top - 14 + dy) + "\">" + Escape(label) + "</text>\n";
   };
   if (observed > 0) vline(observed, "observed", "observed " + FormatSignificant(observed), 0);
-  if (report.predicted_throughput) vline(*report.predicted_throughput, "predicted", "predicted " + FormatSignificant(*report.predicted_throughput), 10);
+  if (const auto& p = report.predicted_throughput) vline(*p, "predicted", "predicted " + FormatSignificant(*p), 10);
   // Above the other two labels: the as-traced line often sits beside the observed one.
   if (report.as_traced.throughput) {
-    vline(*report.as_traced.throughput, "as-traced", "as traced " + FormatSignificant(*report.as_traced.throughput), -10);
+    const double t = *report.as_traced.throughput;
+    vline(t, "as-traced", "as traced " + FormatSignificant(t), -10);
   }
   svg += "</svg>\n";
   return svg;
@@ -299,10 +301,10 @@ std::string FormatHtml(const Analysis& report) {
        ".nofit{background:#d9534f}.legend{color:#555;font-size:13px}\n";
   h += "</style>\n</head>\n<body>\n";
   h += "<h1>" + Escape(title) + "</h1>\n";
-  h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " + FormatSignificant(report.window_start_seconds) + " s to " +
-       FormatSignificant(report.window_end_seconds) + " s (" + std::to_string(report.minibatches) + " minibatches); machine " +
-       Escape(CoresPlannedText(report)) + ", " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) +
-       " memory" +
+  h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " +
+       FormatSignificant(report.window_start_seconds) + " s to " + FormatSignificant(report.window_end_seconds) +
+       " s (" + std::to_string(report.minibatches) + " minibatches); machine " + Escape(CoresPlannedText(report)) +
+       ", " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) + " memory" +
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
        ".</p>\n";
   if (!report.imported_from.empty()) {
@@ -341,23 +343,24 @@ std::string FormatHtml(const Analysis& report) {
     for (const auto& m : g.members) members += (members.empty() ? "" : ", ") + m;
     h += "<tr><td>" + Escape(g.name) + "</td><td class=\"n\">" + std::to_string(g.threads) +
          (g.serialized ? " (one at a time)" : "") + "</td><td class=\"n\">" +
-         FormatSignificant(g.service_seconds_per_minibatch * 1e3) + "</td><td class=\"n\">" + RateText(g.bound) + "</td><td>" +
-         Escape(members) + "</td></tr>\n";
+         FormatSignificant(g.service_seconds_per_minibatch * 1e3) + "</td><td class=\"n\">" + RateText(g.bound) +
+         "</td><td>" + Escape(members) + "</td></tr>\n";
   }
   if (report.thread_groups.empty()) h += "<tr><td colspan=\"5\">None.</td></tr>\n";
   h += "</table>\n";
 
   h += "<h2>Core allocation (LP)</h2>\n";
   if (plan) {
-    h += "<p class=\"legend\">Cores the throughput program gives each stage to reach " + FormatSignificant(plan->throughput) +
-         " minibatches/s on " + std::to_string(plan->cores) + " cores" +
+    h += "<p class=\"legend\">Cores the throughput program gives each stage to reach " +
+         FormatSignificant(plan->throughput) + " minibatches/s on " + std::to_string(plan->cores) + " cores" +
          (plan->cache_node.empty() ? "" : " with a cache at " + Escape(plan->cache_node)) +
-         "; without a cache it reaches " + FormatSignificant(plan->throughput_without_cache) + " (bound: " +
-         Escape(plan->binding_without_cache) + ").</p>\n";
+         "; without a cache it reaches " + FormatSignificant(plan->throughput_without_cache) +
+         " (bound: " + Escape(plan->binding_without_cache) + ").</p>\n";
     h += "<table id=\"cores\"><tr><th>stage</th><th>CPU per minibatch</th><th>cores</th><th>max</th><th></th></tr>\n";
     for (const auto& s : plan->stages) {
-      h += "<tr><td>" + Escape(s.name) + "</td><td class=\"n\">" + Escape(units::FormatSeconds(s.cpu_seconds_per_minibatch)) +
-           "</td><td class=\"n\">" + Fixed(s.cores, 2) + "</td><td class=\"n\">" + FormatSignificant(s.max_cores) + "</td><td>" +
+      h += "<tr><td>" + Escape(s.name) + "</td><td class=\"n\">" +
+           Escape(units::FormatSeconds(s.cpu_seconds_per_minibatch)) + "</td><td class=\"n\">" + Fixed(s.cores, 2) +
+           "</td><td class=\"n\">" + FormatSignificant(s.max_cores) + "</td><td>" +
            Bar(plan->cores > 0 ? s.cores / plan->cores : 0, "cores") + (s.active ? "" : " under the cache") +
            "</td></tr>\n";
     }

@@ -57,8 +57,9 @@ Json PlanJson(const Plan& plan) {
 
 std::string PlanText(const Plan& plan) {
   std::string out;
-  out += "  without a cache (parallelism only): " + units::FormatMinibatchRate(plan.throughput_without_cache) + ", held by " +
-         (plan.binding_without_cache.empty() ? std::string("nothing") : plan.binding_without_cache) + "\n";
+  out += "  without a cache (parallelism only): " + units::FormatMinibatchRate(plan.throughput_without_cache) +
+         ", held by " + (plan.binding_without_cache.empty() ? std::string("nothing") : plan.binding_without_cache) +
+         "\n";
   if (plan.cache_node.empty()) {
     out += plan.cache_note.empty() ? "  cache: none fits the budget of " + units::FormatBytes(plan.cache_budget_bytes) + "\n"
                                    : "  cache: none; " + plan.cache_note + "\n";

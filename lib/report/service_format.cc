@@ -40,12 +40,13 @@ std::string FormatServiceText(const std::string& trace, const analysis::ServiceP
          units::FormatBytes(p.worker_memory_needed_bytes) + " of it in use: buffers" +
          (p.worker_cache.empty() ? "" : " and the cache") + ")\n";
   out += "  per worker:   " + units::FormatMinibatchRate(s.worker_rate) + ", bound by " + s.bound + "\n";
-  out += "    compute:    " + units::FormatMinibatchRate(p.worker_compute_rate) + " (held by " + p.worker_compute_binding + "; " +
-         FormatSignificant(p.worker_cores_used, 3) + " cores busy)\n";
+  out += "    compute:    " + units::FormatMinibatchRate(p.worker_compute_rate) + " (held by " +
+         p.worker_compute_binding + "; " + FormatSignificant(p.worker_cores_used, 3) + " cores busy)\n";
   if (p.worker_network_bytes_per_s) {
-    out += "    network:    " + (s.network_rate ? units::FormatMinibatchRate(*s.network_rate) : std::string("unbounded")) + " (" +
-           units::FormatRate(*p.worker_network_bytes_per_s) + " / " +
-           units::FormatBytes(p.bytes_per_minibatch.value_or(0)) + " per minibatch)\n";
+    out +=
+        "    network:    " + (s.network_rate ? units::FormatMinibatchRate(*s.network_rate) : std::string("unbounded")) +
+        " (" + units::FormatRate(*p.worker_network_bytes_per_s) + " / " +
+        units::FormatBytes(p.bytes_per_minibatch.value_or(0)) + " per minibatch)\n";
   }
   out += "  sharding:     " + std::string(analysis::ShardingPolicyName(p.sharding)) + ": " + p.sharding_reason + "\n";
   out += "  distribute:   after " + ("'" + p.distribute_after + "'");

@@ -13,8 +13,8 @@
 #include <google/protobuf/text_format.h>
 
 #include "analysis/analyze.h"
-#include "pipeline_snapshot.pb.h"
 #include "import_notes.h"
+#include "pipeline_snapshot.pb.h"
 #include "traceio/import.h"
 #include "traceio/pipeline_snapshot_import.h"
 
@@ -63,7 +63,8 @@ const schema::NodeStats& StatsNamed(const schema::Snapshot& s, const std::string
 }
 
 TEST_CASE("PipelineSnapshot: the pair imports as one run with the fixture's numbers", "[import][snapshot]") {
-  auto t = ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}, {"run_b.pb", SnapshotFixture("run_b.pb"), {}}}, {});
+  auto t =
+      ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}, {"run_b.pb", SnapshotFixture("run_b.pb"), {}}}, {});
   REQUIRE(t.ok());
   const auto& h = t->header();
   CHECK(h.program().imported_from() == "Plumber PipelineSnapshot");
@@ -192,7 +193,8 @@ TEST_CASE("PipelineSnapshot: without the CPU clock fields, wall time stands in a
 }
 
 TEST_CASE("PipelineSnapshot: the pair's analysis equals the README's hand computation", "[import][snapshot]") {
-  auto t = ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}, {"run_b.pb", SnapshotFixture("run_b.pb"), {}}}, {});
+  auto t =
+      ImportDumps({{"run_a.pb", SnapshotFixture("run_a.pb"), {}}, {"run_b.pb", SnapshotFixture("run_b.pb"), {}}}, {});
   REQUIRE(t.ok());
   auto a = analysis::AnalyzeTrace(*t, {}, "pair");
   REQUIRE(a.ok());
