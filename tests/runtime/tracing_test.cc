@@ -235,11 +235,16 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
 // and 12.3% in one CI run (its burns ran at 3.2 and 1.5 us, not 4 and 2,
 // so the same neighbours weighed more), hence 15%. In the sanitizer
 // builds (Debug, every memory access instrumented) the range and the
-// batch themselves cost 3 us an element
-// against the burns' 8-11: there the neighbours really are 30%, and the
-// two burns' CPU (arithmetic) the rest.
-constexpr double kRestShare = kSanitized ? 0.4 : 0.15;
-constexpr double kBurnShare = kSanitized ? 0.55 : 0.8;
+// batch themselves cost 4 to 7.5 us an element against the burns' 8-11:
+// there the neighbours really are a third or more of the thread, and the
+// two burns' CPU (arithmetic) the rest. Measured on 2026-12-02: shares of
+// 0.33 alone on an idle machine, 0.41 and 0.42 in one CI run, 0.42 to
+// 0.45 right after a build, and burns' shares down to 0.57, so the bounds
+// are 0.55 and 0.45. At those bounds the sanitizer builds catch only gross
+// misattribution (most of a burn charged to its neighbours); the fine
+// split is the normal build's to guard.
+constexpr double kRestShare = kSanitized ? 0.55 : 0.15;
+constexpr double kBurnShare = kSanitized ? 0.45 : 0.8;
 
 TEST_CASE("sampled nodes on one thread: each is charged its own work, not its input's", "[tracing]") {
   // Two fast maps inline on the consumer's thread, both timed one call in
