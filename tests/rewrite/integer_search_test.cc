@@ -146,6 +146,42 @@ TEST_CASE("a cheap op is pooled only when its work outweighs its hand-off", "[re
   }
 }
 
+TEST_CASE("a pool's consumer waits out each hand-off whole: a tokenize-like op stays inline", "[rewrite][search]") {
+  // As the text example traces naive on 2 cores: 120-byte elements, the op
+  // 800 ns each, the padded batch (sequential) 500 ns an element, the range
+  // 50, and this
+  // machine's price of a 128-byte payload crossing threads, 1,080 ns.
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 1000000000}},
+    {"name": "op", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "random_flip_left_right"}]}},
+    {"name": "batch", "op": "padded_batch", "inputs": ["op"], "padded_batch": {"batch_size": 64}}]})",
+                 2);
+  Calibrated(b);
+  b.header().mutable_machine()->mutable_handoff()->set_payload_cpu_ns(1080);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  const int64_t n = 64 * (10'000'000'000 / (64 * 1350));
+  TraceBuilder::Node(s, "src", {n, n * 8, n * 50, 0, 0});
+  TraceBuilder::Node(s, "op", {n, n * 120, n * 800, 0, n});
+  TraceBuilder::Node(s, "batch", {n / 64, n * 120, n * 500, 0, n});
+  const RewriteResult r = RewriteChecked(b);
+  CHECK(Parallelism(r.pipeline, "op") == 1);
+  CHECK(r.predicted_after == Approx(1e9 / (64 * 1350.0)).epsilon(0.01));
+  // Pooled, each element costs 1,088 ns to hand over (the payload, and an
+  // 8 ns share of a 10 us hand-off per 1 ms chunk): the CPU is shared,
+  // 2,438 ns an element on 2 cores, but the consumer's thread is held for
+  // the whole of it, 500 + 1,088 ns, and that binds.
+  auto report = b.Analyze();
+  REQUIRE(report.ok());
+  schema::Pipeline pooled = r.pipeline;
+  for (auto& node : *pooled.mutable_nodes()) {
+    if (node.name() == "op") node.mutable_map()->set_parallelism(2);
+  }
+  auto predicted = EmittedModel(*report, r.plan).PredictEmitted(pooled);
+  REQUIRE(predicted.ok());
+  CHECK(*predicted == Approx(1e9 / (64 * 1588.0)).epsilon(0.01));
+}
+
 TEST_CASE("a cheap random op after a cache is pooled when it overlaps the cache's replay", "[rewrite][search]") {
   // Issue 16 asked for such an op to stay inline: a pooled one had halved
   // its throughput. With today's runtime the cached image example with a
