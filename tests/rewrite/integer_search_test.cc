@@ -146,45 +146,25 @@ TEST_CASE("a cheap op is pooled only when its work outweighs its hand-off", "[re
   }
 }
 
-TEST_CASE("a pool's consumer waits out each hand-off whole: a tokenize-like op stays inline", "[rewrite][search]") {
-  // As the text example traces naive on 2 cores: 120-byte elements, the op
-  // 800 ns each, the padded batch (sequential) 500 ns an element, the range
-  // 50, and this
-  // machine's price of a 128-byte payload crossing threads, 1,080 ns.
-  TraceBuilder b(R"({"nodes": [
-    {"name": "src", "op": "range", "range": {"stop": 1000000000}},
-    {"name": "op", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "random_flip_left_right"}]}},
-    {"name": "batch", "op": "padded_batch", "inputs": ["op"], "padded_batch": {"batch_size": 64}}]})",
-                 2);
-  Calibrated(b);
-  b.header().mutable_machine()->mutable_handoff()->set_payload_cpu_ns(1080);
-  b.Snapshot(0);
-  auto& s = b.Snapshot(10);
-  const int64_t n = 64 * (10'000'000'000 / (64 * 1350));
-  TraceBuilder::Node(s, "src", {n, n * 8, n * 50, 0, 0});
-  TraceBuilder::Node(s, "op", {n, n * 120, n * 800, 0, n});
-  TraceBuilder::Node(s, "batch", {n / 64, n * 120, n * 500, 0, n});
-  const RewriteResult r = RewriteChecked(b);
-  CHECK(Parallelism(r.pipeline, "op") == 1);
-  CHECK(r.predicted_after == Approx(1e9 / (64 * 1350.0)).epsilon(0.01));
-  // Pooled, each element costs 1,088 ns to hand over (the payload, and an
-  // 8 ns share of a 10 us hand-off per 1 ms chunk): the CPU is shared,
-  // 2,438 ns an element on 2 cores, but the consumer's thread is held for
-  // the whole of it, 500 + 1,088 ns, and that binds.
-  auto report = b.Analyze();
-  REQUIRE(report.ok());
-  schema::Pipeline pooled = r.pipeline;
-  for (auto& node : *pooled.mutable_nodes()) {
-    if (node.name() == "op") node.mutable_map()->set_parallelism(2);
-  }
-  auto predicted = EmittedModel(*report, r.plan).PredictEmitted(pooled);
-  REQUIRE(predicted.ok());
-  CHECK(*predicted == Approx(1e9 / (64 * 1588.0)).epsilon(0.01));
-}
-
 namespace {
 
-// The chain above with the op at `op_ns` an element.
+// The model's prediction for `r`'s pipeline with `node` at `parallelism`.
+double PredictAt(TraceBuilder b, const RewriteResult& r, const std::string& node, int parallelism) {
+  auto report = b.Analyze();
+  REQUIRE(report.ok());
+  schema::Pipeline p = r.pipeline;
+  for (auto& n : *p.mutable_nodes()) {
+    if (n.name() == node) n.mutable_map()->set_parallelism(parallelism);
+  }
+  auto predicted = EmittedModel(*report, r.plan).PredictEmitted(p);
+  REQUIRE(predicted.ok());
+  return *predicted;
+}
+
+// As the text example traces naive on 2 cores: 120-byte elements, the op
+// `op_ns` each, the padded batch (sequential) 500 ns an element, the range
+// 50, and this machine's price of a 128-byte payload crossing threads,
+// 1,080 ns.
 TraceBuilder TokenizeLike(int64_t op_ns) {
   TraceBuilder b(R"({"nodes": [
     {"name": "src", "op": "range", "range": {"stop": 1000000000}},
@@ -202,34 +182,19 @@ TraceBuilder TokenizeLike(int64_t op_ns) {
   return b;
 }
 
-// src -> decode (1 ms, deterministic) -> repeat -> op (random, `op_ns`)
-// -> padded batch (64, 500 ns an element), 120-byte elements, and copying
-// one out of a cache calibrated as memcpy on one core measures it.
-TraceBuilder CachedThenTokenizeLike(int64_t op_ns) {
-  TraceBuilder b(R"({"nodes": [
-    {"name": "src", "op": "range", "range": {"stop": 320}},
-    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},
-    {"name": "again", "op": "repeat", "inputs": ["decode"]},
-    {"name": "op", "op": "map", "inputs": ["again"], "map": {"udf": [{"op": "random_flip_left_right"}]}},
-    {"name": "batch", "op": "padded_batch", "inputs": ["op"], "padded_batch": {"batch_size": 64}}]})",
-                 2);
-  Calibrated(b);
-  schema::HandoffCost* handoff = b.header().mutable_machine()->mutable_handoff();
-  handoff->set_payload_cpu_ns(1080);
-  handoff->set_copy_cpu_ns(50);
-  handoff->set_copy_cpu_ns_per_byte(0.02);
-  b.Snapshot(0);
-  auto& s = b.Snapshot(10);
-  const int64_t n = 9600;  // 30 epochs of 320 in 10 s
-  TraceBuilder::Node(s, "src", {n, n * 8, 1'000'000, 0, 0});
-  TraceBuilder::Node(s, "decode", {n, n * 120, n * (1'000'000 - op_ns - 500), 0, n});
-  TraceBuilder::Node(s, "again", {n, n * 120, 1'000'000, 0, n});
-  TraceBuilder::Node(s, "op", {n, n * 120, n * op_ns, 0, n});
-  TraceBuilder::Node(s, "batch", {n / 64, n * 120, n * 500, 0, n});
-  return b;
-}
-
 }  // namespace
+
+TEST_CASE("a pool's consumer waits out each hand-off whole: a tokenize-like op stays inline", "[rewrite][search]") {
+  TraceBuilder b = TokenizeLike(800);
+  const RewriteResult r = RewriteChecked(b);
+  CHECK(Parallelism(r.pipeline, "op") == 1);
+  CHECK(r.predicted_after == Approx(1e9 / (64 * 1350.0)).epsilon(0.01));
+  // Pooled, each element costs 1,088 ns to hand over (the payload, and an
+  // 8 ns share of a 10 us hand-off per 1 ms chunk): the CPU is shared,
+  // 2,438 ns an element on 2 cores, but the consumer's thread is held for
+  // the whole of it, 500 + 1,088 ns, and that binds.
+  CHECK(PredictAt(b, r, "op", 2) == Approx(1e9 / (64 * 1588.0)).epsilon(0.01));
+}
 
 TEST_CASE("a pool the rewrite adds must gain 15%, and a stage sharing its thread on both sides is not hedged",
           "[rewrite][search]") {
@@ -240,38 +205,29 @@ TEST_CASE("a pool the rewrite adds must gain 15%, and a stage sharing its thread
     CHECK(Parallelism(r.pipeline, "op") == 1);
     CHECK(r.predicted_after == Approx(1e9 / (64 * 1750.0)).epsilon(0.01));
     CHECK(r.changes.empty());
-    auto report = TokenizeLike(1200).Analyze();
-    REQUIRE(report.ok());
-    schema::Pipeline pooled = r.pipeline;
-    for (auto& node : *pooled.mutable_nodes()) {
-      if (node.name() == "op") node.mutable_map()->set_parallelism(2);
-    }
-    auto predicted = EmittedModel(*report, r.plan).PredictEmitted(pooled);
-    REQUIRE(predicted.ok());
-    CHECK(*predicted == Approx(1e9 / (64 * 1588.0)).epsilon(0.01));
+    CHECK(PredictAt(TokenizeLike(1200), r, "op", 2) == Approx(1e9 / (64 * 1588.0)).epsilon(0.01));
   }
   SECTION("op at 1,800 ns: pooled, the cores bind at 1,719 against 2,350 inline, 37% faster: pooled") {
     const RewriteResult r = RewriteChecked(TokenizeLike(1800));
     CHECK(Parallelism(r.pipeline, "op") == 2);
     CHECK(r.predicted_after == Approx(1e9 / (64 * 1719.0)).epsilon(0.01));
   }
-  SECTION("after a cache the rewrite adds, at 1,000 ns: 4% from a pool, busy 60%, on one thread with both sides") {
+  SECTION("after a cache the rewrite adds, 8 KiB at 800 ns: 12% from a pool, busy 66%, on one thread with both sides") {
     // The rewrite changes something (the cache), so the hedge is asked:
-    // the op is busy 60% of its thread and a second thread is predicted
-    // no worse, but a slow run of it stalls no other thread.
-    const RewriteResult r = RewriteChecked(CachedThenTokenizeLike(1000));
+    // the op is busy 66% of its thread and a second thread is predicted
+    // faster, but a slow run of it stalls no other thread.
+    auto cached = [] {
+      TraceBuilder b = CachedThenCheap(8192, 800);
+      schema::HandoffCost* handoff = b.header().mutable_machine()->mutable_handoff();
+      handoff->set_copy_cpu_ns(50);  // memcpy on one core, as `plumber run` calibrates it
+      handoff->set_copy_cpu_ns_per_byte(0.02);
+      return b;
+    };
+    const RewriteResult r = RewriteChecked(cached());
     CHECK(Has(r.pipeline, "cache"));
-    CHECK(Parallelism(r.pipeline, "op") == 1);
-    auto report = CachedThenTokenizeLike(1000).Analyze();
-    REQUIRE(report.ok());
-    schema::Pipeline pooled = r.pipeline;
-    for (auto& node : *pooled.mutable_nodes()) {
-      if (node.name() == "op") node.mutable_map()->set_parallelism(2);
-    }
-    auto predicted = EmittedModel(*report, r.plan).PredictEmitted(pooled);
-    REQUIRE(predicted.ok());
-    CHECK(*predicted / r.predicted_after == Approx(1.04).epsilon(0.01));
-    CHECK(r.predicted_after * 64 * 1000e-9 == Approx(0.605).epsilon(0.01));
+    CHECK(Parallelism(r.pipeline, "flip") == 1);
+    CHECK(r.predicted_after * 8 * 800e-9 == Approx(0.656).epsilon(0.01));
+    CHECK(PredictAt(cached(), r, "flip", 2) / r.predicted_after == Approx(1.117).epsilon(0.01));
   }
 }
 
