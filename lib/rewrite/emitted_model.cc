@@ -34,6 +34,12 @@ double HandoffPrice::CopySeconds(double bytes) const {
   return (copy_ns + copy_per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
 }
 
+double HandoffPrice::WakeupSeconds(bool traced_many) const {
+  if (!known) return 0;
+  if (wait_ns <= 0) return per_handoff_ns * 1e-9;
+  return std::max(0.0, wait_ns - (traced_many ? wait_thread_ns : 0) - per_handoff_ns - chunked_ns) * 1e-9;
+}
+
 double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
   if (!known) return 0;
   const double chunk = std::clamp(1e6 / std::max(1.0, work_ns), 1.0, 2048.0);
@@ -56,14 +62,20 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
     price_.per_byte_ns = h.payload_cpu_ns_per_byte();
     price_.copy_ns = h.copy_cpu_ns();
     price_.copy_per_byte_ns = h.copy_cpu_ns_per_byte();
+    price_.wait_ns = h.wait_cpu_ns();
+    price_.wait_thread_ns = h.wait_thread_cpu_ns();
   }
   // Every wait of a node's own work ends in a wake-up the trace's CPU does
   // not hold: one per storage request of a reader, else one per element (a
   // sleep or a call per element).
+  // A node traced on more threads than cores already paid, on its own
+  // clock, what many threads add to its work.
   for (const auto& m : report.nodes) {
-    if (m.wait_seconds <= 0 || m.elements <= 0 || price_.WakeupSeconds() <= 0) continue;
+    const auto p = traced_parallelism_.find(m.name);
+    const bool traced_many = p != traced_parallelism_.end() && p->second > report.cores;
+    if (m.wait_seconds <= 0 || m.elements <= 0 || price_.WakeupSeconds(traced_many) <= 0) continue;
     const double waits = m.storage_requests > 0 ? static_cast<double>(m.storage_requests) / m.elements : 1.0;
-    wakeups_[m.name] = m.visit_ratio * waits * price_.WakeupSeconds();
+    wakeups_[m.name] = m.visit_ratio * waits * price_.WakeupSeconds(traced_many);
   }
   for (const auto& m : report.nodes) {
     if (!m.reliable || !m.steady_state_cost) continue;

@@ -41,6 +41,11 @@ struct HandoffPrice {
   // Copying an element on one thread (calibrated; 0 in older traces).
   double copy_ns = 0;
   double copy_per_byte_ns = 0;
+  // A waiting element in a pool of many threads beyond its op's CPU
+  // inline, and of that what its own thread's clock sees (calibrated; 0
+  // in older traces).
+  double wait_ns = 0;
+  double wait_thread_ns = 0;
 
   // The largest payload the calibration measures (runtime/calibrate.cc).
   // The per-byte price is not extended beyond it: the slope is what a
@@ -61,13 +66,17 @@ struct HandoffPrice {
   // A thread that waits (a sleep, a remote call, a storage request) parks
   // and is woken when the wait ends: work in the kernel, and on a virtual
   // machine in the hypervisor, that the thread's own CPU clock does not
-  // see but the cores pay once the pipeline is CPU-bound. Priced as one
-  // hand-off with its wake-up (the calibrated cpu_ns). Measured on the
-  // remote example (2 ms sleep and 50 us of CPU per element) at 123
-  // threads on 2 cores: the cores delivered half what the traced CPU
-  // allows, about 80 us of core time per element unseen, where this
-  // machine's calibration says 24 us per wake-up.
-  double WakeupSeconds() const { return known ? per_handoff_ns * 1e-9 : 0; }
+  // see but the cores pay once the pipeline is CPU-bound; among many
+  // threads its own work costs more too. The wait calibration measures
+  // all of it for a pooled element at many threads; the hand-off is
+  // charged on its own (SecondsPerElement), so a wake-up is the rest, less
+  // what the thread's own clock saw when `traced_many` (a trace taken at
+  // many threads holds that in its node's CPU). Older traces price it as
+  // one more hand-off (cpu_ns), which on the remote example (2 ms sleep and
+  // 50 us of CPU per element, 117 threads on 2 cores) charged 5 to 24 us
+  // where the cores paid 49 per element more than inline (31 of them on
+  // the threads' own clocks).
+  double WakeupSeconds(bool traced_many) const;
   // One element handed over by a pool whose elements take `work_ns` each
   // (wall time: CPU and waiting).
   double SecondsPerElement(double bytes, double work_ns) const;

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <string>
 
 #include "runtime/ordered_pool.h"
 #include "runtime/run.h"
+#include "traceio/pipeline_io.h"
 
 namespace plumber::runtime {
 namespace {
@@ -213,6 +215,56 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   const double copy_large = large_cost.inline_ns - large_cost.source_ns;
   c.copy_cpu_ns = std::max(1.0, copy_small);
   c.copy_cpu_ns_per_byte = std::max(0.0, copy_large - copy_small) / kSpan;
+  return c;
+}
+
+// The wait calibration's op: a sleep, then some CPU of its own.
+constexpr int64_t kWaitSleepMicros = 1000;
+constexpr int64_t kWaitBurnMicros = 50;
+
+namespace {
+
+// Per element of the waiting map `call` run at `parallelism` for about
+// `seconds`, traced as `plumber run` traces it: its node's CPU and the
+// process's, nanoseconds.
+struct WaitRun {
+  double node_ns = 0;
+  double process_ns = 0;
+};
+StatusOr<WaitRun> RunWaitingMap(int parallelism, double seconds) {
+  const std::string json =
+      R"({"nodes": [{"name": "source", "op": "range", "range": {"stop": 1000000000}},
+          {"name": "call", "op": "map", "inputs": ["source"], "map": {"parallelism": )" +
+      std::to_string(parallelism) + R"(, "udf": [{"op": "sleep", "args": {"micros": )" +
+      std::to_string(kWaitSleepMicros) + R"(}}, {"op": "cpu_burn", "args": {"micros": )" +
+      std::to_string(kWaitBurnMicros) + R"(}}]}}]})";
+  PLUMBER_ASSIGN_OR_RETURN(schema::Pipeline pipeline, ParsePipeline(json, "the wait calibration"));
+  PLUMBER_ASSIGN_OR_RETURN(ProgramGraph graph, ProgramGraph::Build(std::move(pipeline), "the wait calibration"));
+  RunConfig config;
+  config.seconds = seconds;
+  config.snapshot_every_seconds = seconds;
+  PLUMBER_ASSIGN_OR_RETURN(RunResult run, RunPipeline(Env::Default(), graph, config));
+  for (const auto& node : run.final_snapshot.nodes()) {
+    if (node.name() != "call" || node.elements_produced() <= 0) continue;
+    const auto n = static_cast<double>(node.elements_produced());
+    return WaitRun{static_cast<double>(node.active_cpu_ns()) / n,
+                   static_cast<double>(run.final_snapshot.process_cpu_ns()) / n};
+  }
+  return Status::Internal("the wait calibration's map made no element");
+}
+
+}  // namespace
+
+WaitCost MeasureWaitCost(int threads, double seconds) {
+  WaitCost c;
+  c.threads = threads;
+  auto alone = RunWaitingMap(1, seconds / 4);
+  auto many = RunWaitingMap(threads, seconds * 3 / 4);
+  if (!alone.ok() || !many.ok()) return c;  // not measured: older traces' price
+  // What a naive trace charges the node is its CPU alone; among many
+  // threads the same work costs its node more, and the process more still.
+  c.cpu_ns = std::max(1.0, many->process_ns - alone->node_ns);
+  c.thread_cpu_ns = std::clamp(many->node_ns - alone->node_ns, 0.0, c.cpu_ns);
   return c;
 }
 

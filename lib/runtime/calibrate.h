@@ -1,8 +1,9 @@
 // Calibrations of the machine. The hand-off: what handing one element
 // between threads costs a pooled stage (CPU, summed over the threads
 // involved, and latency), measured on a cheap op so that the hand-off is
-// nearly all there is; `plumber run` records it in the trace's machine
-// section for the model's price of parallelism (DESIGN.md 4.1).
+// nearly all there is; and what an element that waits costs a pool of many
+// threads. `plumber run` records them in the trace's machine section for
+// the model's price of parallelism (DESIGN.md 4.1).
 //
 // The source: how much storage bandwidth the pipeline's
 // reader gets at read parallelism 1, 2, 4, 8, 16 under the storage settings
@@ -58,6 +59,27 @@ struct HandoffCost {
   double copy_cpu_ns = 0;
   double copy_cpu_ns_per_byte = 0;
 };
+
+// What an element that waits costs the machine in a pool of many threads,
+// beyond what its op costs on a thread alone (which is what a naive trace
+// charges its node). Measured on the remote example at 117 workers on 2
+// cores: its node's CPU per element rose from about 50 us inline to 82
+// (the sleep and its wake-up, partly on the thread's own clock, with 117
+// threads to schedule), and 18 us more per element no thread's clock saw.
+struct WaitCost {
+  int threads = 0;
+  // Process CPU per element in the pool less the op's CPU inline, ns.
+  double cpu_ns = 0;
+  // Of it, what the op's own thread clock saw more than inline, ns: a
+  // trace taken at many threads already holds this in its node's CPU.
+  double thread_cpu_ns = 0;
+};
+
+// Measures WaitCost by running a map that sleeps 1 ms and does 50 us of
+// cpu_burn's work per element, traced as `plumber run` traces, once inline
+// and once at `threads` (about `seconds` of wall time in all). Zero when
+// the runs failed.
+WaitCost MeasureWaitCost(int threads, double seconds);
 
 // Measures HandoffCost at `parallelism` workers for about `seconds` in all
 // (a tenth of a second is plenty). Figures are floored at 1 ns: a

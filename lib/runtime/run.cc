@@ -407,6 +407,15 @@ schema::HandoffCost CalibrateHandoff() {
   out.set_payload_cpu_ns_per_byte(h.payload_cpu_ns_per_byte);
   out.set_copy_cpu_ns(h.copy_cpu_ns);
   out.set_copy_cpu_ns_per_byte(h.copy_cpu_ns_per_byte);
+  // Waiting stages get up to 64 threads per core (kMaxThreadsPerCore); the
+  // price per wait grows with the threads parked, so it is measured near
+  // there, capped where a bigger machine would only take longer.
+  const int cpus = std::max<int>(1, static_cast<int>(RunnableCpus().size()));
+  const int waiters = std::min(128, 64 * cpus);
+  const WaitCost wait = MeasureWaitCost(waiters, 0.2);
+  out.set_wait_cpu_ns(wait.cpu_ns);
+  out.set_wait_thread_cpu_ns(wait.thread_cpu_ns);
+  out.set_wait_parallelism(waiters);
   return out;
 }
 

@@ -360,6 +360,27 @@ TEST_CASE("a stage that waits pays a wake-up per wait and hands each element ove
   auto unpriced = Rewrite(*report);
   REQUIRE(unpriced.ok());
   CHECK(unpriced->predicted_after == Approx(2 / 1626e-6).epsilon(0.005));
+  // With the wait calibration, an element that waits among many workers
+  // costs 60 us unseen, its hand-off and wake-up together: the wake-up is
+  // the 60 less the hand-off's 10 and 0.03, 49.97 us, so a minibatch costs
+  // 32 x (50 + 49.97 + 10.03 + 0.5) + 10 = 3546 us.
+  TraceBuilder waited = RemoteCall();
+  waited.header().mutable_machine()->mutable_handoff()->set_wait_cpu_ns(60'000);
+  const RewriteResult w = RewriteChecked(waited);
+  CHECK(Parallelism(w.pipeline, "call") > 32);
+  CHECK(w.predicted_after == Approx(2 / 3546e-6).epsilon(0.005));
+  // Traced at 64 threads, the node's CPU already holds what its own
+  // thread's clock saw of that (40 of the 60 us): the wake-up is the 20
+  // unseen less the hand-off, 9.97 us, and the trace's pool is measured:
+  // 32 x (50 + 9.97 + 0.5) + 10 = 1945 us.
+  TraceBuilder pooled = RemoteCall();
+  pooled.header().mutable_machine()->mutable_handoff()->set_wait_cpu_ns(60'000);
+  pooled.header().mutable_machine()->mutable_handoff()->set_wait_thread_cpu_ns(40'000);
+  for (auto& node : *pooled.header().mutable_program()->mutable_nodes()) {
+    if (node.name() == "call") node.mutable_map()->set_parallelism(64);
+  }
+  const RewriteResult traced_many = RewriteChecked(pooled);
+  CHECK(traced_many.predicted_after == Approx(2 / 1945e-6).epsilon(0.005));
 }
 
 namespace {

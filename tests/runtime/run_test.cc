@@ -403,6 +403,13 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   CHECK(h.copy_cpu_ns() < 1e5);
   CHECK(h.copy_cpu_ns_per_byte() > 0);
   CHECK(h.copy_cpu_ns_per_byte() < per_byte_bound);
+  // An element that waits among many parked workers: measured with 64
+  // per core, and its hand-off and wake-up cost something, under the
+  // millisecond it sleeps.
+  CHECK(h.wait_parallelism() >= 64);
+  CHECK(h.wait_parallelism() <= 128);
+  CHECK(h.wait_cpu_ns() > 0);
+  CHECK(h.wait_cpu_ns() < 1e6);
 }
 
 TEST_CASE("plumber gen writes data that plumber run reads", "[run][binary]") {
