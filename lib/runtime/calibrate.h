@@ -76,9 +76,9 @@ struct WaitCost {
 };
 
 // Measures WaitCost by running a map that sleeps 1 ms and does 50 us of
-// cpu_burn's work per element, traced as `plumber run` traces, once inline
-// and once at `threads` (about `seconds` of wall time in all). Zero when
-// the runs failed.
+// cpu_burn's work per element, traced as `plumber run` traces, inline and
+// at `threads` (about `seconds` of wall time in all). Zero when the runs
+// failed.
 WaitCost MeasureWaitCost(int threads, double seconds);
 
 // Measures HandoffCost at `parallelism` workers for about `seconds` in all
