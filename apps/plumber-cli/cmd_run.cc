@@ -134,9 +134,10 @@ int RunRun(const RunOptions& opt) {
   sigaction(SIGTERM, &sa, nullptr);
 
   if (!config.trace_path.empty()) {
-    // The price of a hand-off between threads on this machine, for the
-    // model (a fifth of a second, before the pipeline starts its threads; after the
-    // signal handlers, so that a stop request meanwhile ends the run cleanly).
+    // The price of a hand-off between threads and of a wait among many
+    // threads on this machine, for the model (about half a second, before
+    // the pipeline starts its threads; after the signal handlers, so that a
+    // stop request meanwhile ends the run cleanly).
     config.handoff = runtime::CalibrateHandoff();
   }
 

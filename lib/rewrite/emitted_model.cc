@@ -67,9 +67,8 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
   }
   // Every wait of a node's own work ends in a wake-up the trace's CPU does
   // not hold: one per storage request of a reader, else one per element (a
-  // sleep or a call per element).
-  // A node traced on more threads than cores already paid, on its own
-  // clock, what many threads add to its work.
+  // sleep or a call per element). A node traced on more threads than cores
+  // already paid, on its own clock, what many threads add to its work.
   for (const auto& m : report.nodes) {
     const auto p = traced_parallelism_.find(m.name);
     const bool traced_many = p != traced_parallelism_.end() && p->second > report.cores;

@@ -212,19 +212,16 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   c.cpu_ns = std::max(1.0, alone.cpu_ns - inline_cost.cpu_ns);
   c.latency_ns = std::max(1.0, round_trip.wall_ns - inline_cost.wall_ns);
   c.chunked_cpu_ns = std::max(1.0, chunked.cpu_ns - inline_cost.cpu_ns);
+  auto price = [](const PayloadCost& p) { return p.pooled_ns - p.inline_ns; };
   PayloadCost small_cost = PayloadHandoff(parallelism, kSmallPayload, phase);
-  double small_price = small_cost.pooled_ns - small_cost.inline_ns;
   for (int i = 1; i < kPayloadRepeats; ++i) {
     const PayloadCost again = PayloadHandoff(parallelism, kSmallPayload, phase);
-    if (again.pooled_ns - again.inline_ns > small_price) {
-      small_cost = again;
-      small_price = again.pooled_ns - again.inline_ns;
-    }
+    if (price(again) > price(small_cost)) small_cost = again;
   }
   const PayloadCost large_cost = PayloadHandoff(parallelism, kLargePayload, phase);
   constexpr double kSpan = static_cast<double>(kLargePayload - kSmallPayload);
-  const double small = std::max(c.chunked_cpu_ns, small_price);
-  const double large = std::max(small, large_cost.pooled_ns - large_cost.inline_ns);
+  const double small = std::max(c.chunked_cpu_ns, price(small_cost));
+  const double large = std::max(small, price(large_cost));
   c.payload_cpu_ns_per_byte = (large - small) / kSpan;
   c.payload_cpu_ns = small;
   // The op's copy and the consumer's read, without making the input.
@@ -235,11 +232,11 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   return c;
 }
 
+namespace {
+
 // The wait calibration's op: a sleep, then some CPU of its own.
 constexpr int64_t kWaitSleepMicros = 1000;
 constexpr int64_t kWaitBurnMicros = 50;
-
-namespace {
 
 // Per element of the waiting map `call` run at `parallelism` for about
 // `seconds`, traced as `plumber run` traces it: its node's CPU and the
@@ -274,7 +271,6 @@ StatusOr<WaitRun> RunWaitingMap(int parallelism, double seconds) {
 
 WaitCost MeasureWaitCost(int threads, double seconds) {
   WaitCost c;
-  c.threads = threads;
   auto alone = RunWaitingMap(1, seconds / 4);
   // A first run starts the threads, which then wait in the thread cache:
   // counted, their start put a tenth to a third on the price a process's

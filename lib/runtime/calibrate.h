@@ -67,7 +67,6 @@ struct HandoffCost {
 // (the sleep and its wake-up, partly on the thread's own clock, with 117
 // threads to schedule), and 18 us more per element no thread's clock saw.
 struct WaitCost {
-  int threads = 0;
   // Process CPU per element in the pool less the op's CPU inline, ns.
   double cpu_ns = 0;
   // Of it, what the op's own thread clock saw more than inline, ns: a

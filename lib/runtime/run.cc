@@ -412,10 +412,11 @@ schema::HandoffCost CalibrateHandoff() {
   // there, capped where a bigger machine would only take longer.
   const int cpus = std::max<int>(1, static_cast<int>(RunnableCpus().size()));
   const int waiters = std::min(128, 64 * cpus);
-  const WaitCost wait = MeasureWaitCost(waiters, 0.3);
-  out.set_wait_cpu_ns(wait.cpu_ns);
-  out.set_wait_thread_cpu_ns(wait.thread_cpu_ns);
-  out.set_wait_parallelism(waiters);
+  if (const WaitCost wait = MeasureWaitCost(waiters, 0.3); wait.cpu_ns > 0) {
+    out.set_wait_cpu_ns(wait.cpu_ns);
+    out.set_wait_thread_cpu_ns(wait.thread_cpu_ns);
+    out.set_wait_parallelism(waiters);
+  }
   return out;
 }
 

@@ -89,7 +89,9 @@ StatusOr<RunResult> RunPipeline(Env* env, const ProgramGraph& program, const Run
 schema::Machine DescribeMachine(Env* env, const StorageOptions& storage);
 
 // The price of a hand-off between threads on this machine
-// (MeasureHandoff, calibrate.h: 2 workers, about a fifth of a second), as
+// (MeasureHandoff, calibrate.h: 2 workers, about a fifth of a second) and
+// of a wait among 64 threads per core, at most 128 (MeasureWaitCost, about
+// 0.3 s), as
 // RunConfig::handoff records it for the model's price of parallelism.
 // Every traced run a rewrite reads needs it: `plumber run` and the
 // optimize loop measure it once before their pipelines start threads.
