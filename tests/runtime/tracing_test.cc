@@ -245,6 +245,14 @@ TEST_CASE("sampled timing of tiny ops keeps counts exact and CPU conserved", "[t
 // split is the normal build's to guard.
 constexpr double kRestShare = kSanitized ? 0.55 : 0.15;
 constexpr double kBurnShare = kSanitized ? 0.45 : 0.8;
+// The same instrumentation adds each map's own machinery (the UDF call,
+// the element's copy) to its burn: 0.4 us an element here, 1.25 us in the
+// CI run of 2026-12-03, whose pooled map of 4 and 1 us measured 6.58 and
+// 2.25 (2.93:1). Added to both burns it pulls their ratio towards 1; the
+// sanitizer builds' lower bounds leave room for twice CI's overhead and
+// stay well above what the bugs gave (0.67 and 0.36).
+constexpr double kTwoToOneLow = kSanitized ? 1.25 : 1.5;
+constexpr double kFourToOneLow = kSanitized ? 2.0 : 3.0;
 
 TEST_CASE("sampled nodes on one thread: each is charged its own work, not its input's", "[tracing]") {
   // Two fast maps inline on the consumer's thread, both timed one call in
@@ -271,7 +279,7 @@ TEST_CASE("sampled nodes on one thread: each is charged its own work, not its in
   // sampling leaves noise at these counts: CI measured 2.47 and, under
   // ASan, 1.63 on 2026-12-02. The bug this guards charged them 2.4 and 3.6
   // us (0.67), far outside either bound.
-  CHECK(inner / outer > 1.5);
+  CHECK(inner / outer > kTwoToOneLow);
   CHECK(inner / outer < 2.6);
   // And together they are nearly all of the thread's time.
   CHECK(inner + outer > kBurnShare * spent);
@@ -298,7 +306,7 @@ TEST_CASE("a pooled map is charged its own work, its sampled input only its own"
   // debit lands on one: measured, the input is charged about 0.65 us of
   // its 1 and the map 4.3-4.8 of its 4. Before its debits went to its
   // consumer, the two swapped places in some runs (2.2 and 0.8 us).
-  CHECK(outer / inner > 3.0);
+  CHECK(outer / inner > kFourToOneLow);
   CHECK(outer / inner < 9.0);
   CHECK(inner / kElements > 400);
   CHECK(rest < kRestShare * (inner + outer));
