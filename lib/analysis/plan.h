@@ -100,6 +100,8 @@ struct PlanGraph {
   int root = 0;
   // Nodes that could be cached but are read only once.
   int read_once = 0;
+  // The program's own cache, if it has one (the first in node order).
+  std::string traced_cache;
 };
 StatusOr<PlanGraph> BuildPlanGraph(const Analysis& analysis, bool structural_caps);
 
