@@ -34,6 +34,12 @@ double HandoffPrice::CopySeconds(double bytes) const {
   return (copy_ns + copy_per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
 }
 
+double HandoffPrice::BeyondFittedSeconds(double bytes, double work_ns) const {
+  if (!known || payload_ns <= 0 || copy_ns <= 0 || bytes <= kFittedBytes) return 0;
+  const double share = std::clamp(CopySeconds(bytes) * 1e9 / std::max(1.0, work_ns), 0.0, 1.0);
+  return per_byte_ns * (bytes - kFittedBytes) * share * 1e-9;
+}
+
 double HandoffPrice::WakeupSeconds(bool traced_many) const {
   if (!known) return 0;
   if (wait_ns <= 0) return per_handoff_ns * 1e-9;
@@ -43,7 +49,7 @@ double HandoffPrice::WakeupSeconds(bool traced_many) const {
 double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
   if (!known) return 0;
   const double chunk = std::clamp(1e6 / std::max(1.0, work_ns), 1.0, 2048.0);
-  return per_handoff_ns * 1e-9 / chunk + ElementSeconds(bytes);
+  return per_handoff_ns * 1e-9 / chunk + ElementSeconds(bytes) + BeyondFittedSeconds(bytes, work_ns);
 }
 
 EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan,

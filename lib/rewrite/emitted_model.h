@@ -48,17 +48,30 @@ struct HandoffPrice {
   double wait_thread_ns = 0;
 
   // The largest payload the calibration measures (runtime/calibrate.cc).
-  // The per-byte price is not extended beyond it: the slope is what a
-  // consumer pays to read bytes another core's cache holds, and an element
-  // larger than a core's cache is read from memory whichever thread made
-  // it. Measured on the image example (602 kB elements): its decode at
-  // parallelism 2 cost its workers and consumer together the CPU per
-  // minibatch it cost inline (16.1 ms), where the slope extended to 602 kB
-  // charged 2.7 ms more and predicted the rewrite 15% low.
+  // Beyond it the per-byte price is charged only for the share of the op's
+  // work that is copying (BeyondFittedSeconds): an element larger than a
+  // core's cache, made on one core and freed on another, comes back to its
+  // maker cold, and writing it again costs the slope per byte when the op
+  // does little but write it; an op that computes each byte hides those
+  // writes behind its work. Measured: the image example's decode (602 kB
+  // elements, about 500 us of work each) cost its workers and consumer
+  // together at parallelism 2 the CPU it cost inline (16.1 ms a
+  // minibatch), where the slope over all its bytes charged 2.7 ms more;
+  // the cached example's batch after its cache (32 elements of 48 KiB, a
+  // copy of 49 us per 1.57 MB minibatch inline) cost 0.08 ns per byte more
+  // pooled at 196 kB to 786 kB minibatches (batch sizes 4 to 16) and 0.05
+  // at 1.57 MB, 169 us a minibatch against 91 inline, and ran slower at
+  // every size.
   static constexpr double kFittedBytes = 65536;
 
-  // One element of `bytes` crossing threads, without the chunk's hand-off.
+  // One element of `bytes` crossing threads, without the chunk's hand-off,
+  // its bytes counted up to kFittedBytes.
   double ElementSeconds(double bytes) const;
+  // The bytes of an element beyond kFittedBytes, made by an op that takes
+  // `work_ns` each: the slope times the share of the work a copy of that
+  // many bytes would take (CopySeconds over the work, at most 1). None in
+  // traces without the copy calibration.
+  double BeyondFittedSeconds(double bytes, double work_ns) const;
   // One element of `bytes` copied out of a cache on its consumer's thread:
   // the calibrated copy; traces from before it was measured price it as a
   // hand-off (ElementSeconds), which overstates large elements.

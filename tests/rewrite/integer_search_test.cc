@@ -266,6 +266,93 @@ TEST_CASE("the price of a hand-off: per element, per byte, per chunk", "[rewrite
   CHECK(HandoffPrice{}.SecondsPerElement(65536, 1) == 0);
 }
 
+TEST_CASE("beyond the calibrated 64 KiB a copy-bound op pays the slope per byte, one that computes hardly",
+          "[rewrite][search]") {
+  HandoffPrice p;
+  p.known = true;
+  p.per_handoff_ns = 10'000;
+  p.chunked_ns = 30;
+  p.payload_ns = 150;
+  p.per_byte_ns = 0.1;
+  p.copy_ns = 50;
+  p.copy_per_byte_ns = 0.025;
+  const double within = p.ElementSeconds(1'500'000) * 1e9;  // 150 + 0.1 x 65408
+  CHECK(within == Approx(150 + 0.1 * 65408));
+  // A 1.5 MB batch whose work is its copy (50 + 0.025 x 1,499,872 = 37.5
+  // us): the whole slope beyond 64 KiB.
+  const double copy_us = 50 + 0.025 * (1'500'000 - 128);
+  CHECK(p.BeyondFittedSeconds(1'500'000, copy_us) * 1e9 == Approx(0.1 * (1'500'000 - 65536)));
+  // A decode of 500 us making the same bytes: 7.5% of its work is writing
+  // them, and that share of the slope.
+  CHECK(p.BeyondFittedSeconds(1'500'000, 500'000) * 1e9 ==
+        Approx(0.1 * (1'500'000 - 65536) * copy_us / 500'000));
+  // Within the fitted range, and in traces without the copy calibration,
+  // nothing beyond.
+  CHECK(p.BeyondFittedSeconds(65536, 100) == 0);
+  HandoffPrice old = p;
+  old.copy_ns = 0;
+  CHECK(old.BeyondFittedSeconds(1'500'000, copy_us) == 0);
+  // SecondsPerElement carries it.
+  CHECK(p.SecondsPerElement(1'500'000, copy_us) * 1e9 ==
+        Approx(10'000.0 / std::clamp(1e6 / copy_us, 1.0, 2048.0) + within + 0.1 * (1'500'000 - 65536)));
+}
+
+TEST_CASE("after a cache the rewrite adds, a copy of 1.5 MB elements stays inline, a decode of them is pooled",
+          "[rewrite][search]") {
+  // The cached example's batch (1.57 MB a minibatch) ran 10.3k pooled
+  // against 11.1k inline, where the price capped at 64 KiB predicted it
+  // 1.7x faster pooled. Here the flip stands for such a copy: 1.5 MB
+  // elements at 40 us, the calibrated copy of them (37.5 us); each replay
+  // out of the cache is another 37.5 us on the consumer's thread.
+  auto copy_bound = [](int64_t flip_ns) {
+    TraceBuilder b = CachedThenCheap(1'500'000, flip_ns);
+    b.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns(50);
+    b.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns_per_byte(0.025);
+    return b;
+  };
+  SECTION("a 40 us copy: pooled, its bytes cost the workers 143 us more an element, so it stays inline") {
+    const RewriteResult r = RewriteChecked(copy_bound(40'000));
+    CHECK(Has(r.pipeline, "cache"));
+    CHECK(Parallelism(r.pipeline, "flip") == 1);
+  }
+  SECTION("a 600 us op on the same bytes: 6% of its work is writing them, so it is pooled") {
+    const RewriteResult r = RewriteChecked(copy_bound(600'000));
+    CHECK(Has(r.pipeline, "cache"));
+    CHECK(Parallelism(r.pipeline, "flip") == 2);
+  }
+}
+
+TEST_CASE("a pipeline traced with its cache: no second cache after it, and the cache's replay is predicted",
+          "[rewrite][search]") {
+  // The first epoch ran in the warm-up; in the window the cache replays
+  // 10,000 elements a second at 20 us each, the repeat passes them on at 1
+  // us and the batch stacks them at 10: 31 us an element on the
+  // consumer's thread, 4,032 minibatches of 8 a second. A second cache
+  // after the first, counted as saving the first's replay, was planned
+  // before and the prediction left the replay out (11,364).
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 320}},
+    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},
+    {"name": "mem", "op": "cache", "inputs": ["decode"]},
+    {"name": "again", "op": "repeat", "inputs": ["mem"]},
+    {"name": "batch", "op": "batch", "inputs": ["again"], "batch": {"batch_size": 8}}]})",
+                 2, 1.0);
+  Calibrated(b);
+  for (int t = 1; t <= 3; ++t) {
+    auto& s = b.Snapshot(t);
+    const int64_t n = 10'000 * t;
+    TraceBuilder::Node(s, "src", {320, 320 * 8, 320'000, 0, 0});
+    TraceBuilder::Node(s, "decode", {320, 320 * 4096, 320'000'000, 0, 320});
+    TraceBuilder::Node(s, "mem", {n, n * 4096, n * 20'000, 0, 320});
+    TraceBuilder::Node(s, "again", {n, n * 4096, n * 1'000, 0, n});
+    TraceBuilder::Node(s, "batch", {n / 8, n * 4096, n * 10'000, 0, n});
+  }
+  const RewriteResult r = RewriteChecked(b);
+  CHECK(r.plan.cache_node.empty());
+  CHECK_THAT(r.plan.cache_note, Catch::Contains("caches at mem already"));
+  CHECK(r.predicted_before == Approx(1e6 / (31.0 * 8)).epsilon(0.02));
+}
+
 TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrite][search]") {
   // 64 KiB elements, the flip at 3 us, made inline: in steady state each
   // element is copied out of the cache (150 ns + 0.1 ns x 65408 bytes =
