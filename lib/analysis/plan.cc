@@ -94,17 +94,18 @@ StatusOr<PlanGraph> BuildPlanGraph(const Analysis& report, bool structural_caps)
     // Caches sit between whole datasets, never inside an interleave function;
     // an estimated size is taken at the top of its interval so the cache fits.
     const bool saves_work = subtree_disk[i] > 0 || subtree_service[i] > 0.01 * total_service;
+    const bool is_cache = program.op(i).caches;
     // A cache's output is in memory already: a second cache after it would
     // replay what it replays, and counting its replay as work saved put a
     // traced cache's own cost out of the plan (the cached example traced
     // with its cache: predicted 15.6k minibatches/s, ran 10.7k).
     cn.cacheable = m->cacheable && m->interleave.empty() && m->materialized_bytes.has_value() && repeated[i] &&
-                   saves_work && !program.op(i).caches;
+                   saves_work && !is_cache;
     if (m->cacheable && m->interleave.empty() && !repeated[i]) ++graph.read_once;
     cn.materialized_bytes = cn.cacheable ? m->materialized_hi.value_or(*m->materialized_bytes) : 0.0;
     cn.consumers = program.consumers(i);
     graph.nodes.push_back(cn);
-    if (program.op(i).caches && graph.traced_cache.empty()) graph.traced_cache = stage.name;
+    if (is_cache && graph.traced_cache.empty()) graph.traced_cache = stage.name;
   }
   graph.root = program.output();
   return graph;
