@@ -295,6 +295,7 @@ void Restore(const Frame& frame, int64_t now) {
   if (s.interval_wall >= kSettleEveryNs) {
     s.Settle();
     s.PublishBusy(now);
+    s.last_mono = MonoNanos();  // as in Enter: the settlement is nobody's work
   }
 }
 
@@ -308,6 +309,7 @@ void RestoreAfterSlowCall(const Frame& frame, int64_t now, int64_t extrapolated)
   if (s.interval_wall >= kSettleEveryNs) {
     s.Settle();
     s.PublishBusy(now);
+    s.last_mono = MonoNanos();  // as in Enter: the settlement is nobody's work
   }
 }
 
