@@ -403,6 +403,10 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   CHECK(h.copy_cpu_ns() < 1e5);
   CHECK(h.copy_cpu_ns_per_byte() > 0);
   CHECK(h.copy_cpu_ns_per_byte() < per_byte_bound);
+  // Stacking into a buffer gone cold costs more per byte, or the same on a
+  // machine whose caches keep it through a millisecond of other work.
+  CHECK(h.cold_stacking_cpu_ns_per_byte() >= 0);
+  CHECK(h.cold_stacking_cpu_ns_per_byte() < per_byte_bound);
   // An element that waits among many parked workers: measured with 64
   // per core, and its hand-off and wake-up cost something, under the
   // millisecond it sleeps.
