@@ -84,6 +84,9 @@ struct OpDef {
   bool caches = false;
   // Produces ahead of its consumer into a buffer (buffer_size below).
   bool prefetches = false;
+  // Copies many input elements into one output buffer (a batch): while its
+  // thread makes the elements, the buffer leaves the core's caches.
+  bool stacks_elements = false;
   // Only stands for a dataset of an imported program (opaque): the runtime
   // has no implementation, and the rewrite never touches it.
   bool imported_only = false;

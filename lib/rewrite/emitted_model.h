@@ -18,6 +18,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/plan.h"
+#include "analysis/thread_groups.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
 #include "pipeline/program_graph.h"
@@ -93,6 +94,20 @@ struct HandoffPrice {
   // One element handed over by a pool whose elements take `work_ns` each
   // (wall time: CPU and waiting).
   double SecondsPerElement(double bytes, double work_ns) const;
+
+  // What each byte of an output stacked from many elements (a batch's)
+  // costs more when its buffer has gone cold (calibrated; 0 in older
+  // traces), and how long one output must take for that: the
+  // calibration's buffer, 32 elements a millisecond apart, is cold
+  // through; measured on 48 KiB copies into a buffer zeroed at its
+  // allocation, the extra grew from 13% of it at 1 ms an output to 20% at
+  // 3 ms and 65% at 10 ms.
+  double cold_stacking_per_byte_ns = 0;
+  static constexpr double kColdAfterSeconds = 0.016;
+  // The extra for one output of `bytes` that takes `assembly_seconds` to
+  // make (its threads' time over it, or the pipeline's pace when slower),
+  // in proportion up to kColdAfterSeconds.
+  double ColdStackingSeconds(double bytes, double assembly_seconds) const;
 };
 
 // A stage and the parallelism at which the model took its learned cost.
@@ -143,6 +158,14 @@ class EmittedModel {
   HandoffPrice price_;
   std::set<std::string> traced_handoffs_;
   Costs traced_, planned_;
+  // Per traced node that stacks elements (OpDef::stacks_elements): the
+  // seconds one of its outputs took in the trace (ColdStackingSeconds): its
+  // thread's time over it, or the pace of the run when that was slower.
+  std::unordered_map<std::string, double> traced_assembly_;
+  // Moves the cost of each node that stacks elements by how much colder or
+  // warmer its buffer is in `g`, at `pace` minibatches/s, than in the trace.
+  void Restack(const ProgramGraph& g, const analysis::ThreadGroups& threads, const std::set<std::string>& learned,
+               double pace, Costs& priced) const;
   // Per traced node whose own work waits: its waits' wake-ups
   // (HandoffPrice::WakeupSeconds), CPU seconds per minibatch.
   std::unordered_map<std::string, double> wakeups_;

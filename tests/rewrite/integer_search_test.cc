@@ -401,6 +401,90 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
 
 namespace {
 
+// The cached example, in small: src -> decode (1 ms, deterministic) ->
+// repeat -> batch(32) of 48 KiB elements, all inline, 10 s of it. The batch
+// stacks 1.57 MB a minibatch in `batch_us`, beside 32 ms of decode on its
+// thread. Calibrated as Calibrated() says, the copy at 50 ns and 0.02 ns a
+// byte beyond 128, and stacking into a cold buffer at `cold_per_byte` more.
+TraceBuilder DecodedThenStacked(double batch_us, double cold_per_byte) {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 320}},
+    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},
+    {"name": "again", "op": "repeat", "inputs": ["decode"]},
+    {"name": "batch", "op": "batch", "inputs": ["again"], "batch": {"batch_size": 32}}]})",
+                 2);
+  Calibrated(b);
+  auto* h = b.header().mutable_machine()->mutable_handoff();
+  h->set_copy_cpu_ns(50);
+  h->set_copy_cpu_ns_per_byte(0.02);
+  h->set_cold_stacking_cpu_ns_per_byte(cold_per_byte);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  const int64_t n = 9600;
+  constexpr int64_t kBytes = 49152;
+  TraceBuilder::Node(s, "src", {n, n * 8, 1'000'000, 0, 0});
+  TraceBuilder::Node(s, "decode", {n, n * kBytes, n * 1'000'000, 0, n});
+  TraceBuilder::Node(s, "again", {n, n * kBytes, n * 1'000, 0, n});
+  TraceBuilder::Node(s, "batch", {n / 32, n * kBytes, static_cast<int64_t>(n / 32 * batch_us * 1000), 0, n});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a batch traced beside a slow op stacks into a cold buffer; over a cache it stacks warm",
+          "[rewrite][search]") {
+  // Traced, the batch's thread spends 32 ms over each of its minibatches,
+  // twice the 16 ms from which its buffer counts as cold through. Behind
+  // the cache the rewrite adds, the thread spends 215 us a minibatch: 33
+  // replaying (32 x (50 + 0.02 x 49024) ns), 32 in the repeat and the
+  // batch's 150, so the buffer is cold 1.3% of the way, and the batch
+  // sheds 98.7% of the 0.025 ns a byte over 1.57 MB it paid: 38.8 us.
+  TraceBuilder cold = DecodedThenStacked(150, 0.025);
+  TraceBuilder unknown = DecodedThenStacked(150, 0);
+  auto report = cold.Analyze();
+  auto bare = unknown.Analyze();
+  REQUIRE(report.ok());
+  REQUIRE(bare.ok());
+  auto r = Rewrite(*report);
+  REQUIRE(r.ok());
+  REQUIRE(Has(r->pipeline, "cache"));
+  schema::Pipeline inline_batch = r->pipeline;
+  for (auto& n : *inline_batch.mutable_nodes()) {
+    if (n.name() == "batch") n.mutable_batch()->set_parallelism(1);
+  }
+  auto warm = EmittedModel(*report, r->plan).PredictEmitted(inline_batch);
+  auto as_traced = EmittedModel(*bare, r->plan).PredictEmitted(inline_batch);
+  REQUIRE(warm.ok());
+  REQUIRE(as_traced.ok());
+  // One thread does it all: 1 / 215 us against 1 / 176.2 us.
+  const double shed = 0.025 * 32 * 49152 * (1 - 0.215 / 16) * 1e-3;
+  CHECK(*as_traced == Approx(1e6 / 215).epsilon(0.01));
+  CHECK(*warm == Approx(1e6 / (215 - shed)).epsilon(0.01));
+  // The pipeline as traced keeps its batch where it was: cold, at its cost.
+  const schema::Pipeline& traced = report->program_graph().program();
+  auto same = EmittedModel(*report, r->plan).PredictEmitted(traced);
+  auto same_bare = EmittedModel(*bare, r->plan).PredictEmitted(traced);
+  INFO(same.status().ToString());
+  REQUIRE(same.ok());
+  REQUIRE(same_bare.ok());
+  CHECK(*same == Approx(*same_bare).epsilon(1e-12));
+  // And the rewrite reports the model's value for what it emits.
+  RewriteChecked(cold);
+}
+
+TEST_CASE("how cold a stacked buffer gets: in proportion to the time over an output, up to 16 ms",
+          "[rewrite][search]") {
+  HandoffPrice p = TestPrice();
+  CHECK(p.ColdStackingSeconds(1e6, 1.0) == 0);  // not calibrated
+  p.cold_stacking_per_byte_ns = 0.025;
+  CHECK(p.ColdStackingSeconds(1e6, 0.032) * 1e9 == Approx(25'000));
+  CHECK(p.ColdStackingSeconds(1e6, 0.016) * 1e9 == Approx(25'000));
+  CHECK(p.ColdStackingSeconds(1e6, 0.004) * 1e9 == Approx(6'250));
+  CHECK(p.ColdStackingSeconds(1e6, 0) == 0);
+}
+
+namespace {
+
 // src -> call (waits `wait_us`, then `cpu_us` of CPU per element) -> post
 // (`post_us` of CPU per element; none when 0) -> batch(32), traced naive:
 // `n` elements in 10 s, all on the consumer's thread.
