@@ -2,6 +2,7 @@
 // excluded, worker threads included), elements and bytes attributed to the
 // producer and the consumer. Bounds are loose enough for a loaded 2-core
 // machine; bench/ reports the strict numbers.
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -320,17 +321,26 @@ TEST_CASE("reading the thread's CPU clock is nobody's work, not the consumer's o
   // 1.5 us an element, 0.3 once the cache served it (0.3 with the fix).
   // The same repeat over a map of 25 us, also timed at every call, settles
   // once in 80 elements: what it costs there is its own work.
+  // Self wall time: one preemption inside the repeat's frame adds a
+  // whole time slice (CI's ThreadSanitizer step, beside other tests, once
+  // measured 4.4 us an element over 128), so each figure is the median of
+  // five short runs.
   auto repeat_ns = [](int micros, int elements) {
-    Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":)" + std::to_string(elements) + "}}",
-                     R"({"name":"slow","op":"map","map":{"udf":[{"op":"cpu_burn","args":{"micros":)" +
-                         std::to_string(micros) + "}}]}}",
-                     R"({"name":"again","op":"repeat","repeat":{"count":1}})",
-                     R"({"name":"b","op":"batch","batch":{"batch_size":8}})"}));
-    h.All();
-    return static_cast<double>(h.Stats("again").self_wall_ns()) / elements;
+    std::vector<double> runs;
+    for (int k = 0; k < 5; ++k) {
+      Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":)" + std::to_string(elements) + "}}",
+                       R"({"name":"slow","op":"map","map":{"udf":[{"op":"cpu_burn","args":{"micros":)" +
+                           std::to_string(micros) + "}}]}}",
+                       R"({"name":"again","op":"repeat","repeat":{"count":1}})",
+                       R"({"name":"b","op":"batch","batch":{"batch_size":8}})"}));
+      h.All();
+      runs.push_back(static_cast<double>(h.Stats("again").self_wall_ns()) / elements);
+    }
+    std::sort(runs.begin(), runs.end());
+    return runs[2];
   };
-  const double settling = repeat_ns(2500, 128);
-  const double own = repeat_ns(25, 2048);
+  const double settling = repeat_ns(2500, 32);
+  const double own = repeat_ns(25, 512);
   // What one read of the CPU clock costs here, as the settlement does it.
   constexpr int kReads = 2000;
   const int64_t t0 = MonoNanos();
@@ -344,7 +354,9 @@ TEST_CASE("reading the thread's CPU clock is nobody's work, not the consumer's o
   // cold), with the clock read at 1.3 to 1.4 us: 0.14 reads apart. With the
   // settlements in its frame the repeat took 1.5 to 1.9 reads more an
   // element. In the sanitizer builds the cold caches cost more (the shadow
-  // memory): 0.75 to 0.95 reads apart with the fix, 2.6 to 3.0 without.
+  // memory): 0.75 to 0.95 reads apart with the fix, 2.6 to 3.0 without
+  // (AddressSanitizer); 0.4 to 0.7 with it (ThreadSanitizer, beside other
+  // tests).
   CHECK(settling - own < (kSanitized ? 1.6 : 0.75) * clock_read);
 }
 
