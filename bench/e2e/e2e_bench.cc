@@ -643,11 +643,13 @@ std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed,
        "off).\n\n";
   s += fmt::format(
       "The machine's hand-off price, measured once at the start and recorded in every traced run as `plumber "
-      "run` does: {:.1f} us of CPU per element handed over alone (with its wake-up), {:.0f} ns per chunked "
+      "run` does: {:.1f} us of CPU per element handed over alone back to back, {:.1f} us per chunk whose "
+      "threads park and are woken, {:.0f} ns per chunked "
       "scalar, {:.0f} ns per 128-byte element with a buffer of its own and {:.3f} ns per byte beyond; "
       "{:.1f} us per element that waits among {} workers (its hand-off and wake-up); copying on one thread "
       "{:.3f} ns per byte, and {:.3f} more into a batch's buffer gone cold.\n\n",
-      g_handoff.cpu_ns() / 1e3, g_handoff.chunked_cpu_ns(), g_handoff.payload_cpu_ns(),
+      g_handoff.cpu_ns() / 1e3, g_handoff.parked_chunk_cpu_ns() / 1e3, g_handoff.chunked_cpu_ns(),
+      g_handoff.payload_cpu_ns(),
       g_handoff.payload_cpu_ns_per_byte(), g_handoff.wait_cpu_ns() / 1e3, g_handoff.wait_parallelism(),
       g_handoff.copy_cpu_ns_per_byte(), g_handoff.cold_stacking_cpu_ns_per_byte());
   s += "| workload | naive | heuristic | one-shot | optimize (pred.) | grid (n) | plumber/naive | "

@@ -5,6 +5,7 @@
 
 #include "analysis/epoch_restart.h"
 #include "analysis/thread_groups.h"
+#include "pipeline/pool_chunks.h"
 
 namespace plumber::rewrite {
 namespace {
@@ -42,14 +43,21 @@ double HandoffPrice::BeyondFittedSeconds(double bytes, double work_ns) const {
 
 double HandoffPrice::WakeupSeconds(bool traced_many) const {
   if (!known) return 0;
-  if (wait_ns <= 0) return per_handoff_ns * 1e-9;
-  return std::max(0.0, wait_ns - (traced_many ? wait_thread_ns : 0) - per_handoff_ns - chunked_ns) * 1e-9;
+  if (wait_ns <= 0) return ChunkSeconds();
+  // The waiting element went alone in its chunk: its hand-off is a chunk's.
+  return std::max(0.0, (wait_ns - (traced_many ? wait_thread_ns : 0) - chunked_ns) * 1e-9 - ChunkSeconds());
+}
+
+double HandoffPrice::ChunkSeconds() const {
+  if (!known) return 0;
+  return std::max(per_handoff_ns, parked_chunk_ns) * 1e-9;
 }
 
 double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
   if (!known) return 0;
-  const double chunk = std::clamp(1e6 / std::max(1.0, work_ns), 1.0, 2048.0);
-  return per_handoff_ns * 1e-9 / chunk + ElementSeconds(bytes) + BeyondFittedSeconds(bytes, work_ns);
+  const auto chunk = static_cast<double>(
+      PoolChunkTasks(static_cast<int64_t>(std::min(work_ns, 1e15)), static_cast<int64_t>(std::min(bytes, 1e15))));
+  return ChunkSeconds() / chunk + ElementSeconds(bytes) + BeyondFittedSeconds(bytes, work_ns);
 }
 
 double HandoffPrice::ColdStackingSeconds(double bytes, double assembly_seconds) const {
@@ -85,6 +93,7 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
     const schema::HandoffCost& h = report.header.machine().handoff();
     price_.known = h.cpu_ns() > 0;
     price_.per_handoff_ns = h.cpu_ns();
+    price_.parked_chunk_ns = h.parked_chunk_cpu_ns();
     price_.chunked_ns = h.chunked_cpu_ns();
     price_.payload_ns = h.payload_cpu_ns();
     price_.per_byte_ns = h.payload_cpu_ns_per_byte();

@@ -36,6 +36,10 @@ namespace plumber::rewrite {
 struct HandoffPrice {
   bool known = false;
   double per_handoff_ns = 0;
+  // A chunk's hand-off when its threads park and are woken for it, as they
+  // do in runs (calibrated; 0 in older traces, which price every chunk at
+  // per_handoff_ns, measured on elements that never let them park).
+  double parked_chunk_ns = 0;
   double chunked_ns = 0;
   double payload_ns = 0;
   double per_byte_ns = 0;
@@ -91,8 +95,12 @@ struct HandoffPrice {
   // where the cores paid 49 per element more than inline (31 of them on
   // the threads' own clocks).
   double WakeupSeconds(bool traced_many) const;
-  // One element handed over by a pool whose elements take `work_ns` each
-  // (wall time: CPU and waiting).
+  // One chunk handed over: its threads park between chunks (a chunk is
+  // sized to a millisecond of work), so the parked price when calibrated.
+  double ChunkSeconds() const;
+  // One element of `bytes` handed over by a pool whose elements take
+  // `work_ns` each (wall time: CPU and waiting), its chunk's price shared
+  // by the elements the pool puts in a chunk (pipeline/pool_chunks.h).
   double SecondsPerElement(double bytes, double work_ns) const;
 
   // What each byte of an output stacked from many elements (a batch's)

@@ -207,6 +207,45 @@ double StackingNanosPerByte(int64_t burn_micros, int buffers) {
   return (took[took.size() / 2] + static_cast<double>(sink & 1) * 1e-9) / kSlice;
 }
 
+// CPU per element of a pool of `parallelism` workers handing over one
+// element a chunk, each element `kParkedBurnMicros` of cpu_burn's work,
+// less the same work inline, nanoseconds. The elements are far enough
+// apart that the consumer's spin runs out and it parks for each, as it
+// does behind a pool whose chunks take a millisecond.
+constexpr int64_t kParkedBurnMicros = 250;
+double ParkedChunkNanos(int parallelism) {
+  constexpr int kPooled = 200;  // 25 ms at parallelism 2
+  constexpr int kInline = 40;
+  const auto burn = static_cast<uint64_t>(static_cast<double>(kParkedBurnMicros) * BurnIterationsPerMicro());
+  uint64_t sink = 0;
+  auto inline_ns = [&] {
+    const int64_t t0 = ProcessCpuNanos();
+    for (int i = 0; i < kInline; ++i) sink += BurnLoop(burn);
+    return static_cast<double>(ProcessCpuNanos() - t0) / kInline;
+  };
+  OrderedPoolSpec spec;
+  spec.parallelism = parallelism;
+  spec.capacity = parallelism;
+  spec.max_chunk = 1;
+  spec.work = [burn](std::vector<Element>& in, uint64_t, Element* out) {
+    out->swap(in[0]);
+    (*out)[0].data<int64_t>()[0] += static_cast<int64_t>(BurnLoop(burn) & 1);
+    return Status::OK();
+  };
+  const double before = inline_ns();
+  auto pool = MakeOrderedPoolIterator(std::make_unique<CountingIterator>(), std::move(spec));
+  Element e;
+  bool end = false;
+  for (int i = 0; i < 4 * parallelism; ++i) (void)pool->GetNext(&e, &end);  // threads started
+  const int64_t t0 = ProcessCpuNanos();
+  for (int i = 0; i < kPooled; ++i) (void)pool->GetNext(&e, &end);
+  const double pooled = static_cast<double>(ProcessCpuNanos() - t0) / kPooled;
+  pool->Close();
+  const double after = inline_ns();
+  if (sink == 1) return 0;  // keeps the inline burns from being optimised away
+  return std::max(0.0, pooled - (before + after) / 2);
+}
+
 }  // namespace
 
 // Payload sizes the price per element and per byte are fitted between.
@@ -263,6 +302,12 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   const int buffers = seconds >= 0.1 ? 2 : 1;
   c.cold_stacking_cpu_ns_per_byte =
       std::max(0.0, StackingNanosPerByte(1000, buffers) - StackingNanosPerByte(0, 4 * buffers));
+  // The median of three, about 110 ms: single measurements spread from 6
+  // to 25 us on an idle machine.
+  double parked[3];
+  for (double& p : parked) p = ParkedChunkNanos(parallelism);
+  std::sort(parked, parked + 3);
+  c.parked_chunk_cpu_ns = parked[1];
   return c;
 }
 

@@ -25,21 +25,16 @@
 #include <deque>
 #include <mutex>
 
+#include "pipeline/pool_chunks.h"
 #include "runtime/spin.h"
 #include "runtime/thread_cache.h"
 
 namespace plumber::runtime {
 namespace {
 
-constexpr int64_t kChunkWorkNs = 1'000'000;
-// Caps, so that a chunk of a very cheap op does not grow without bound (at
-// 50 ns a task the work target alone would allow 10000 tasks). Measured on
-// range -> map(add) at parallelism 2: 1024 tasks still paid a context
-// switch every ~50 us; beyond ~2048 the chunk's elements no longer stay in
-// cache between the pull and the work, and it got no faster.
-constexpr int64_t kMaxChunkTasks = 2048;
-constexpr int64_t kMaxChunkElements = 65536;  // input elements per chunk
-constexpr int64_t kMaxChunkBytes = 1 << 20;   // result bytes per chunk
+// Input elements per chunk (an interleave pulls several per task); the
+// other limits are the chunk rule's (pipeline/pool_chunks.h).
+constexpr int64_t kMaxChunkElements = 65536;
 // A drained chunk whose results took more than this drops them rather than
 // keep them as spares: small elements are what allocation per element
 // hurts, and spares of large ones would hold memory the buffer has freed.
@@ -196,9 +191,7 @@ class OrderedPoolIterator final : public Iterator {
     const int64_t task_ns = task_ns_.load(std::memory_order_relaxed);
     const int64_t task_bytes = task_bytes_.load(std::memory_order_relaxed);
     if (spec_.max_chunk == 1 || task_ns < 0) return 1;  // measure one task first
-    int64_t n = kChunkWorkNs / std::max<int64_t>(1, task_ns);
-    n = std::min({n, kMaxChunkTasks, std::max<int64_t>(1, kMaxChunkElements / spec_.pull)});
-    if (task_bytes > 0) n = std::min(n, kMaxChunkBytes / task_bytes);
+    int64_t n = std::min(PoolChunkTasks(task_ns, task_bytes), std::max<int64_t>(1, kMaxChunkElements / spec_.pull));
     if (spec_.max_chunk > 0) n = std::min(n, spec_.max_chunk);
     return std::max<int64_t>(1, n);
   }

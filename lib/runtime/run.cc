@@ -408,6 +408,7 @@ schema::HandoffCost CalibrateHandoff() {
   out.set_copy_cpu_ns(h.copy_cpu_ns);
   out.set_copy_cpu_ns_per_byte(h.copy_cpu_ns_per_byte);
   out.set_cold_stacking_cpu_ns_per_byte(h.cold_stacking_cpu_ns_per_byte);
+  out.set_parked_chunk_cpu_ns(h.parked_chunk_cpu_ns);
   // Waiting stages get up to 64 threads per core (kMaxThreadsPerCore); the
   // price per wait grows with the threads parked, so it is measured near
   // there, capped where a bigger machine would only take longer.

@@ -212,7 +212,7 @@ TEST_CASE("a pool the rewrite adds must gain 15%, and a stage sharing its thread
     CHECK(Parallelism(r.pipeline, "op") == 2);
     CHECK(r.predicted_after == Approx(1e9 / (64 * 1719.0)).epsilon(0.01));
   }
-  SECTION("after a cache the rewrite adds, 8 KiB at 800 ns: 12% from a pool, busy 66%, on one thread with both sides") {
+  SECTION("after a cache the rewrite adds, 8 KiB at 800 ns: 7% from a pool, busy 66%, on one thread with both sides") {
     // The rewrite changes something (the cache), so the hedge is asked:
     // the op is busy 66% of its thread and a second thread is predicted
     // faster, but a slow run of it stalls no other thread.
@@ -227,7 +227,10 @@ TEST_CASE("a pool the rewrite adds must gain 15%, and a stage sharing its thread
     CHECK(Has(r.pipeline, "cache"));
     CHECK(Parallelism(r.pipeline, "flip") == 1);
     CHECK(r.predicted_after * 8 * 800e-9 == Approx(0.656).epsilon(0.01));
-    CHECK(PredictAt(cached(), r, "flip", 2) / r.predicted_after == Approx(1.117).epsilon(0.01));
+    // 128 of its 8 KiB elements fill a chunk's megabyte: a hand-off per
+    // 128 (78 ns an element), where the work target alone would put 1,250
+    // in a chunk (8 ns) and the pool 11.7% ahead.
+    CHECK(PredictAt(cached(), r, "flip", 2) / r.predicted_after == Approx(1.071).epsilon(0.01));
   }
 }
 
@@ -273,8 +276,32 @@ TEST_CASE("the price of a hand-off: per element, per byte, per chunk", "[rewrite
   // beyond it, only with the copy calibration (the next test).
   CHECK(p.ElementSeconds(65536) * 1e9 == Approx(150 + 0.1 * 65408));
   CHECK(p.ElementSeconds(600'000) == Approx(p.ElementSeconds(65536)));
+  // 300 KiB elements of 100 us: the work would fill a chunk with 10, its
+  // megabyte holds 3.
+  CHECK(p.SecondsPerElement(300 << 10, 100'000) * 1e9 == Approx(150 + 0.1 * 65408 + 10'000.0 / 3));
   // No calibration in the trace: no price.
   CHECK(HandoffPrice{}.SecondsPerElement(65536, 1) == 0);
+}
+
+TEST_CASE("a chunk's hand-off costs what parking and waking its threads costs, where that was calibrated",
+          "[rewrite][search]") {
+  // Traces before the parked calibration price every chunk at the hand-off
+  // measured on back-to-back elements (10 us here).
+  HandoffPrice p = TestPrice();
+  CHECK(p.ChunkSeconds() * 1e9 == Approx(10'000));
+  // With it (40 us: the image example's decode paid 47 an element pooled,
+  // one element a chunk, where the back-to-back price was 5), a chunk
+  // costs the parked price, shared by the elements in it.
+  p.parked_chunk_ns = 40'000;
+  CHECK(p.ChunkSeconds() * 1e9 == Approx(40'000));
+  CHECK(p.SecondsPerElement(8, 2'000'000) * 1e9 == Approx(30 + 40'000));
+  CHECK(p.SecondsPerElement(1024, 20'000) * 1e9 == Approx(150 + 0.1 * 896 + 40'000.0 / 50));
+  // A waiting element's wake-up is what the wait calibration measured less
+  // its chunk's hand-off: the same total either way.
+  p.wait_ns = 60'000;
+  CHECK((p.WakeupSeconds(false) + p.SecondsPerElement(8, 2'000'000)) * 1e9 == Approx(60'000));
+  p.parked_chunk_ns = 0;
+  CHECK((p.WakeupSeconds(false) + p.SecondsPerElement(8, 2'000'000)) * 1e9 == Approx(60'000));
 }
 
 TEST_CASE("beyond the calibrated 64 KiB a copy-bound op pays the slope per byte, one that computes hardly",
@@ -298,9 +325,9 @@ TEST_CASE("beyond the calibrated 64 KiB a copy-bound op pays the slope per byte,
   HandoffPrice old = p;
   old.copy_ns = 0;
   CHECK(old.BeyondFittedSeconds(1'500'000, copy_us) == 0);
-  // SecondsPerElement carries it.
-  CHECK(p.SecondsPerElement(1'500'000, copy_us) * 1e9 ==
-        Approx(10'000.0 / std::clamp(1e6 / copy_us, 1.0, 2048.0) + within + 0.1 * (1'500'000 - 65536)));
+  // SecondsPerElement carries it; an element over the chunk's megabyte
+  // travels alone, a whole hand-off each.
+  CHECK(p.SecondsPerElement(1'500'000, copy_us) * 1e9 == Approx(10'000.0 + within + 0.1 * (1'500'000 - 65536)));
 }
 
 TEST_CASE("after a cache the rewrite adds, a copy of 1.5 MB elements stays inline, a decode of them is pooled",

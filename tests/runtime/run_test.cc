@@ -407,6 +407,11 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   // machine whose caches keep it through a millisecond of other work.
   CHECK(h.cold_stacking_cpu_ns_per_byte() >= 0);
   CHECK(h.cold_stacking_cpu_ns_per_byte() < per_byte_bound);
+  // A chunk whose threads park and are woken: measured (a machine with
+  // cheap wake-ups may find nothing beyond noise), and far below the
+  // 250 us of work each of its elements carries.
+  CHECK(h.parked_chunk_cpu_ns() >= 0);
+  CHECK(h.parked_chunk_cpu_ns() < (kSanitized ? 1e6 : 2.5e5));
   // An element that waits among many parked workers: measured with 64
   // per core, and its hand-off and wake-up cost something, under the
   // millisecond it sleeps.
