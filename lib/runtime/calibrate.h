@@ -70,9 +70,10 @@ struct HandoffCost {
   // Extra CPU per chunk when the threads park between chunks and are woken
   // for the next (a consumer waiting on a pool whose chunks take a
   // millisecond, as they are sized to): cpu_ns above never parks, its
-  // elements following each other within the spin. Measured here: 40-60 us
-  // a chunk against cpu_ns's 5; the image example's decode paid 47 us an
-  // element more pooled than inline. Zero when not measured.
+  // elements following each other within the spin. Measured here: 15-25
+  // us a chunk against cpu_ns's 5-8; a pooled map of burns paid 30-60 us a
+  // chunk more CPU than inline, and the image example's decode 47 us an
+  // element (one a chunk). Zero when not measured.
   double parked_chunk_cpu_ns = 0;
 };
 
