@@ -106,12 +106,11 @@ PerElement Time(double seconds, Next&& next) {
           static_cast<double>(wall) / static_cast<double>(n)};
 }
 
-// `source`'s elements through the pool running `op` on each (recycling the
-// buffers, as the map does), with `max_chunk` tasks per chunk; the consumer
-// does `consume` with each result.
-template <typename Op, typename Consume>
-PerElement TimePoolOf(std::unique_ptr<Iterator> source, Op op, Consume&& consume, int parallelism, int64_t capacity,
-                      int64_t max_chunk, double seconds) {
+// The pool over `source`'s elements running `op` on each (recycling the
+// buffers, as the map does), with `max_chunk` tasks per chunk.
+template <typename Op>
+std::unique_ptr<Iterator> PoolOf(std::unique_ptr<Iterator> source, Op op, int parallelism, int64_t capacity,
+                                 int64_t max_chunk) {
   OrderedPoolSpec spec;
   spec.parallelism = parallelism;
   spec.capacity = capacity;
@@ -120,7 +119,14 @@ PerElement TimePoolOf(std::unique_ptr<Iterator> source, Op op, Consume&& consume
     out->swap(in[0]);
     return op(out);
   };
-  auto pool = MakeOrderedPoolIterator(std::move(source), std::move(spec));
+  return MakeOrderedPoolIterator(std::move(source), std::move(spec));
+}
+
+// PoolOf's results timed; the consumer does `consume` with each.
+template <typename Op, typename Consume>
+PerElement TimePoolOf(std::unique_ptr<Iterator> source, Op op, Consume&& consume, int parallelism, int64_t capacity,
+                      int64_t max_chunk, double seconds) {
+  auto pool = PoolOf(std::move(source), op, parallelism, capacity, max_chunk);
   Element e;
   bool end = false;
   // A warm-up: threads started, chunk size learned.
@@ -223,17 +229,12 @@ double ParkedChunkNanos(int parallelism) {
     for (int i = 0; i < kInline; ++i) sink += BurnLoop(burn);
     return static_cast<double>(ProcessCpuNanos() - t0) / kInline;
   };
-  OrderedPoolSpec spec;
-  spec.parallelism = parallelism;
-  spec.capacity = parallelism;
-  spec.max_chunk = 1;
-  spec.work = [burn](std::vector<Element>& in, uint64_t, Element* out) {
-    out->swap(in[0]);
-    (*out)[0].data<int64_t>()[0] += static_cast<int64_t>(BurnLoop(burn) & 1);
+  auto add_burn = [burn](Element* e) {
+    (*e)[0].data<int64_t>()[0] += static_cast<int64_t>(BurnLoop(burn) & 1);
     return Status::OK();
   };
   const double before = inline_ns();
-  auto pool = MakeOrderedPoolIterator(std::make_unique<CountingIterator>(), std::move(spec));
+  auto pool = PoolOf(std::make_unique<CountingIterator>(), add_burn, parallelism, parallelism, /*max_chunk=*/1);
   Element e;
   bool end = false;
   for (int i = 0; i < 4 * parallelism; ++i) (void)pool->GetNext(&e, &end);  // threads started
