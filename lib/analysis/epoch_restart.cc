@@ -100,17 +100,18 @@ std::optional<EpochRestart> FindEpochRestart(const ProgramGraph& g, const Restar
     const NodeModel* m = costs.works(i) ? costs.carried(i) : nullptr;
     fill[i] = before + (m != nullptr ? FirstWaitSeconds(*m) : 0);
     // The last wave of a stage that waits: every thread's last wait, then
-    // the CPU for what they bring: its own threads' on the cores they can
-    // use, the rest of the pipeline's, which runs beside them, on threads
-    // of its own.
+    // the CPU for what they bring, its own threads' and the rest of the
+    // pipeline's: all of it on the cores, its own no faster than on the
+    // cores its threads can use, the rest no faster than on one thread.
     if (m == nullptr || !Counted(*m) || m->wait_seconds_per_minibatch <= 0) continue;
     const int threads = std::max(1, costs.threads(i));
     const double wave = std::min(threads * ElementsPerWait(*m), r.minibatches_per_epoch * m->visit_ratio);
     const double own_cpu = group_cpu[costs.group(i)];
     const double rest_cpu = std::max(0.0, costs.cpu_seconds_per_minibatch - own_cpu);
     const double minibatches = wave / m->visit_ratio;
-    r.drain_seconds = std::max(r.drain_seconds, minibatches * std::max(own_cpu / std::min<double>(threads, costs.cores),
-                                                                       rest_cpu));
+    const double drain = std::max({(own_cpu + rest_cpu) / costs.cores,
+                                   own_cpu / std::min<double>(threads, costs.cores), rest_cpu});
+    r.drain_seconds = std::max(r.drain_seconds, minibatches * drain);
   }
   r.fill_wait_seconds = fill[input];
   return r;

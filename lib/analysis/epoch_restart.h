@@ -8,17 +8,21 @@
 // - the drain: the threads of a stage that waits issue their last waits
 //   about together, and the CPU for what those bring in (the last wave,
 //   threads x elements per wait) runs after them, overlapping no wait:
-//   the stage's own on the cores its threads can use, the rest of the
-//   pipeline's beside it on one thread.
+//   the stage's own and the rest of the pipeline's (the consumer taking
+//   the wave's elements) on the same cores, the stage's own no faster
+//   than on the cores its threads can use, the rest no faster than on one
+//   thread.
 // With E minibatches per epoch an epoch then takes the longest of
 // E / X_threads + drain, fill + E / X_cpu and E / X_other.
 //
 // Measured on the latency example (64 files of 16 records: two 256 KiB
-// requests per file, 64 readers): 13.9 ms per epoch at 5 ms per request
-// and 44.6 ms at 20 ms, against the 10.3 ms and 41.0 ms the steady thread
-// bound gives; the same 3.6 ms at both latencies, the last wave's 512
-// records of CPU on 2 cores. On datasets whose epochs take seconds both
-// terms are a fraction of a percent.
+// requests per file, 64 readers; 2026-12-03, 3 and 2 runs): 15.5 ms per
+// epoch at 5 ms per request and 45.8 ms at 20 ms, 3.7 and 3.5 ms more
+// than the steady thread bound gives. The last wave's 512 records of CPU
+// take 3.2-3.4 ms on 2 cores, the readers' alone 2.5-2.6: the model had
+// left the consumer's share beside them, and predicted 3-4% and 1% above
+// the runs where it had 8% and 2%. On datasets whose epochs take seconds
+// both terms are a fraction of a percent.
 //
 // Not modelled: a shuffle or a batch under the repeat, which need many
 // input elements before their first, and a prefetch above the repeat,
