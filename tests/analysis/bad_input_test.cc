@@ -99,7 +99,7 @@ TEST_CASE("No snapshots at all: refused", "[analysis][bad]") {
   CHECK(r.status().message().find("no snapshots") != std::string::npos);
 }
 
-TEST_CASE("Counters going backwards: the node is left out with a warning; the output node cannot be",
+TEST_CASE("Counters going backwards: the node is left out with a warning, the output node cannot be",
           "[analysis][bad]") {
   TraceBuilder b(kChain);
   Steady(b.Snapshot(1), 1);
@@ -144,7 +144,7 @@ TEST_CASE("Stats for a node the program lacks are ignored with a warning", "[ana
   CHECK(r->nodes.size() == 3);
 }
 
-TEST_CASE("A window beyond the trace is refused; a trace shorter than its warm-up is used whole", "[analysis][bad]") {
+TEST_CASE("A window beyond the trace is refused, a trace shorter than its warm-up is used whole", "[analysis][bad]") {
   TraceBuilder b(kChain, 4, 10.0);
   Steady(b.Snapshot(1), 1);
   Steady(b.Snapshot(2), 2);

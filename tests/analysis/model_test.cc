@@ -386,7 +386,7 @@ TEST_CASE("Cardinality follows take, skip, filter's measured ratio, repeat(k), b
   CHECK(j.find("\"cardinality\": null") != std::string::npos);
 }
 
-TEST_CASE("Cardinality: a glob resolved in the trace counts its files; an unresolved one is unknown",
+TEST_CASE("Cardinality: a glob resolved in the trace counts its files, an unresolved one is unknown",
           "[analysis][sizes]") {
   const std::string program = R"({"name": "glob", "nodes": [
     {"name": "files", "op": "list_files", "list_files": {"pattern": "data/*.rec"}},

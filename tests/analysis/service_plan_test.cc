@@ -110,7 +110,7 @@ TEST_CASE("image.json: dynamic sharding over its files, distribute after batch",
   CHECK(files_caveat);
 }
 
-TEST_CASE("cpu.json: a range can not be sharded; a bigger worker is held by the sequential source", "[service]") {
+TEST_CASE("cpu.json: a range can not be sharded, a bigger worker is held by the sequential source", "[service]") {
   ServiceRequest r;
   r.target = 500;
   r.worker_cores = 8;

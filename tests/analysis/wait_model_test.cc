@@ -112,7 +112,7 @@ TraceBuilder WaitingMap(bool wait_traced) {
   return b;
 }
 
-TEST_CASE("a stage that waits: as traced its thread binds; with threads the cores do", "[analysis][wait]") {
+TEST_CASE("a stage that waits: as traced its thread binds, with threads the cores do", "[analysis][wait]") {
   AnalysisOptions opt;
   opt.solve_programs = true;
   auto r = WaitingMap(true).Analyze(opt);

@@ -43,7 +43,7 @@ TEST_CASE("the fitted curve bounds the throughput LP", "[curve]") {
   CHECK(plan->read_parallelism >= 8 - 1e-6);
 }
 
-TEST_CASE("invalid points are ignored; none gives no curve", "[curve]") {
+TEST_CASE("invalid points are ignored, none gives no curve", "[curve]") {
   CHECK(FitConcaveCurve({}).empty());
   CHECK(FitConcaveCurve({{0, 5e6}, {-1, 3e6}}).empty());
   auto one = FitConcaveCurve({{4, 40e6}});

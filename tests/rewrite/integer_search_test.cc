@@ -458,7 +458,7 @@ TraceBuilder DecodedThenStacked(double batch_us, double cold_per_byte) {
 
 }  // namespace
 
-TEST_CASE("a batch traced beside a slow op stacks into a cold buffer; over a cache it stacks warm",
+TEST_CASE("a batch traced beside a slow op stacks into a cold buffer, over a cache it stacks warm",
           "[rewrite][search]") {
   // Traced, the batch's thread spends 32 ms over each of its minibatches,
   // twice the 16 ms from which its buffer counts as cold through. Behind

@@ -326,7 +326,7 @@ TEST_CASE("degenerate inputs give clear messages", "[rewrite]") {
   CHECK_THAT(plan.status().message(), Catch::Contains("no cores"));
 }
 
-TEST_CASE("on 2 cores a heavy map gets both threads; a light batch keeps one", "[rewrite][budget]") {
+TEST_CASE("on 2 cores a heavy map gets both threads, a light batch keeps one", "[rewrite][budget]") {
   // burn needs ~2 cores at the planned rate, batch 0.06: rounding both up
   // to whole cores (3 > 2) must not take a thread away from burn.
   TraceBuilder b = CpuTrace(false, 2);

@@ -357,7 +357,7 @@ TEST_CASE("plumber run on a full device fails at once naming the trace", "[run][
   CHECK_THAT(Slurp(dir.File("out.err")), Catch::Contains("/dev/full") && Catch::Contains("No space left on device"));
 }
 
-TEST_CASE("plumber run exits 2 on a missing file; relative paths follow the pipeline", "[run][binary]") {
+TEST_CASE("plumber run exits 2 on a missing file, relative paths follow the pipeline", "[run][binary]") {
   TempDir dir;
   WriteText(dir.File("p.json"), R"({"nodes":[{"name":"read","op":"tfrecord","tfrecord":{"files":["data/nope.tfrecord"]}}]})");
   pid_t pid = Spawn({"run", dir.File("p.json"), "--trace", dir.File("t.pb")}, dir.File("out"));

@@ -54,7 +54,7 @@ TEST_CASE("map(cpu_burn 1000us) is charged about 1000us per element at paralleli
   }
 }
 
-TEST_CASE("batch(32) consumes exactly 32 elements per minibatch; bytes match element sizes", "[tracing]") {
+TEST_CASE("batch(32) consumes exactly 32 elements per minibatch, bytes match element sizes", "[tracing]") {
   Harness h(BurnPipeline(2, 96));
   auto out = h.All();
   auto batch = h.Stats("batch");
@@ -76,7 +76,7 @@ TEST_CASE("batch(32) consumes exactly 32 elements per minibatch; bytes match ele
   CHECK(bytes == batch.bytes_produced());
 }
 
-TEST_CASE("wall time inside Next includes children; CPU does not", "[tracing]") {
+TEST_CASE("wall time inside Next includes children, CPU does not", "[tracing]") {
   Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":20}})",
                    R"({"name":"nap","op":"map","map":{"udf":[{"op":"sleep","args":{"micros":2000}}]}})",
                    R"({"name":"batch","op":"batch","batch":{"batch_size":5}})"}));
@@ -139,7 +139,7 @@ TEST_CASE("a pooled map of costly elements buffers at most its capacity and one 
 namespace plumber::runtime::testing {
 namespace {
 
-TEST_CASE("a snapshot sums the counts of live iterators; closing them loses and doubles none", "[tracing]") {
+TEST_CASE("a snapshot sums the counts of live iterators, closing them loses and doubles none", "[tracing]") {
   // Counts live in each iterator until it goes away (IterShard): a snapshot
   // taken mid-run must still see every element, exactly once, while
   // another thread keeps snapshotting (ThreadSanitizer watches that).
@@ -394,7 +394,7 @@ TEST_CASE("a UDF's sleep is its map's own waiting, not CPU and not its neighbour
   }
 }
 
-TEST_CASE("a prefetch's consumer blocks on a slow input; its producer blocks on a slow consumer", "[tracing][wait]") {
+TEST_CASE("a prefetch's consumer blocks on a slow input, its producer blocks on a slow consumer", "[tracing][wait]") {
   SECTION("slow input: the consumer waits on the prefetch's input") {
     Harness h(Chain({R"({"name":"src","op":"range","range":{"stop":20}})",
                      R"({"name":"slow","op":"map","map":{"udf":[{"op":"sleep","args":{"micros":3000}}]}})",

@@ -133,7 +133,7 @@ TEST_CASE("decompress undoes gzip, zlib and zstd", "[udf]") {
   }
 }
 
-TEST_CASE("tokenize hashes whitespace-separated words; length_filter tests lengths", "[udf]") {
+TEST_CASE("tokenize hashes whitespace-separated words, length_filter tests lengths", "[udf]") {
   Element e{Tensor::ScalarString("  the cat\tthe\n")};
   REQUIRE(Op("tokenize", {{"vocab_size", 50}})->Apply(&e, {}).ok());
   REQUIRE(e[0].dtype() == DType::kInt32);
@@ -146,7 +146,7 @@ TEST_CASE("tokenize hashes whitespace-separated words; length_filter tests lengt
   CHECK(*Op("length_filter", {{"max", 5}})->Test(Element{Tensor::ScalarString("abcdef")}) == false);
 }
 
-TEST_CASE("add adds to every value; sleep waits", "[udf]") {
+TEST_CASE("add adds to every value, sleep waits", "[udf]") {
   Element e{Tensor::Scalar(40), Tensor::FromVector(DType::kFloat32, std::vector<float>{1, 2}, {2})};
   REQUIRE(Op("add", {{"value", 2}})->Apply(&e, {}).ok());
   CHECK(e[0].GetInt(0) == 42);

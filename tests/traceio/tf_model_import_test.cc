@@ -191,7 +191,7 @@ TEST_CASE("map form of TF 2.7: both readings of a binary algorithm number", "[tf
         "1 (HILL_CLIMB in TF 2.8+, GRADIENT_DESCENT in TF 2.7)");
 }
 
-TEST_CASE("gap_times become the step time; a named algorithm is reported as named", "[tf_model]") {
+TEST_CASE("gap_times become the step time, a named algorithm is reported as named", "[tf_model]") {
   const schema::Trace t = Import({"map_gap_tf214.pbtxt"});
   CHECK(t.header().options().step_time_seconds() == Approx(0.012));
   CHECK(HasNote(t, "gap_times, microseconds"));
@@ -205,7 +205,7 @@ TEST_CASE("gap_times become the step time; a named algorithm is reported as name
   CHECK(ProgramNode(t, "ParallelMapV2.4").map().parallelism() == 6);
 }
 
-TEST_CASE("dataset_name rules out TF 2.7's numbering; no ram_budget means unknown memory", "[tf_model]") {
+TEST_CASE("dataset_name rules out TF 2.7's numbering, no ram_budget means unknown memory", "[tf_model]") {
   const schema::Trace t = Import({"map_name_tf216.pb"});
   const auto& info = t.header().imported();
   CHECK(info.dataset_name() == "train_text");
@@ -545,7 +545,7 @@ std::string MapDump(const std::vector<Row>& rows) {
 
 }  // namespace
 
-TEST_CASE("FlatMap is an interleave of one; an interleave with nothing open gets a stand-in function",
+TEST_CASE("FlatMap is an interleave of one, an interleave with nothing open gets a stand-in function",
           "[tf_model]") {
   auto flat = ImportTfModel({{"f.pb", MapDump({{1, "Root", 10, {2}}, {2, "FlatMap", 10, {3, 4}},
                                                {3, "TensorSlice", 1, {}}, {4, "TextLine", 10, {}}}),
