@@ -2,6 +2,8 @@
 #include "rewrite/emitted_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "analysis/epoch_restart.h"
 #include "analysis/thread_groups.h"
@@ -19,6 +21,21 @@ std::set<std::string> HandsOff(const ProgramGraph& g, const analysis::ThreadGrou
     if (group.owner >= 0 && !group.serialized) names.insert(g.name(group.owner));
   }
   return names;
+}
+
+// How cold the elements node i stacks are (HandoffPrice::Coldness), given
+// the time one of its outputs takes: cold through when they cross threads
+// on either side. The cached example's batch pooled behind its cache (each
+// worker pulling its own 32 elements, the consumer freeing the outputs)
+// cost 132 us a minibatch on its workers, inline 50, beside the decode
+// 115-140; the image example's batch, inline behind a pooled decode, 1.64
+// ms against 1.77 beside the decode.
+double StackColdness(const ProgramGraph& g, const analysis::ThreadGroups& tg, const std::set<std::string>& hands_off,
+                     int i, double assembly_seconds) {
+  const auto& in = g.inputs(i);
+  const bool crosses_in = !in.empty() && hands_off.count(g.name(in[0])) != 0;
+  const bool crosses_out = tg.group_of[i] > 0;  // not the consumer's thread
+  return crosses_in || crosses_out ? 1.0 : HandoffPrice::Coldness(assembly_seconds);
 }
 
 }  // namespace
@@ -60,9 +77,13 @@ double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
   return ChunkSeconds() / chunk + ElementSeconds(bytes) + BeyondFittedSeconds(bytes, work_ns);
 }
 
-double HandoffPrice::ColdStackingSeconds(double bytes, double assembly_seconds) const {
+double HandoffPrice::Coldness(double assembly_seconds) {
+  return std::clamp(assembly_seconds / kColdAfterSeconds, 0.0, 1.0);
+}
+
+double HandoffPrice::ColdStackingSeconds(double bytes, double coldness) const {
   if (!known || cold_stacking_per_byte_ns <= 0) return 0;
-  return cold_stacking_per_byte_ns * bytes * std::clamp(assembly_seconds / kColdAfterSeconds, 0.0, 1.0) * 1e-9;
+  return cold_stacking_per_byte_ns * bytes * coldness * 1e-9;
 }
 
 namespace {
@@ -132,9 +153,10 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
       continue;
     }
     const double pace = report.observed_throughput.value_or(0);
-    traced_assembly_[m->name] =
+    const double assembly =
         std::max(GroupService(traced, traced_threads, i, traced_service), pace > 0 ? 1 / pace : 0.0) /
         m->visit_ratio;
+    traced_coldness_[m->name] = StackColdness(traced, traced_threads, traced_handoffs_, i, assembly);
   }
   for (const auto& s : plan.stages) {
     if (!s.active) continue;
@@ -167,32 +189,47 @@ double EmittedModel::PriceSeconds(const ProgramGraph& g, int i) const {
   return m->visit_ratio * price_.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
 }
 
-// A batch over a slow op on its thread writes each element into a buffer
-// that has gone cold since its allocation; over a cache, or with the slow
-// op on threads of its own, it writes it warm. The cached example's batch
-// cost 121 us a minibatch (1.57 MB) over its decode and 56 after the cache.
+// A batch over a slow op on its thread stacks elements made milliseconds
+// apart, which cost more to read and write than elements made just before
+// (HandoffPrice::Coldness); over a cache, or with the slow op on threads of
+// its own, they are made just before. A node traced cold through paid its
+// machine's whole cold price on top of stacking its bytes hot (the copy
+// calibration): it sheds that part in proportion to how much warmer it
+// runs. The cached example's batch cost 115-140 us a minibatch (1.57 MB)
+// beside its decode and 47 over the cache, where a hot copy of its bytes
+// takes 39. A node traced warmer has only the calibrated price to go by.
 // A node whose cost Learn took from another run is left as measured.
-void EmittedModel::Restack(const ProgramGraph& g, const analysis::ThreadGroups& threads,
-                           const std::set<std::string>& learned, double pace, Costs& priced) const {
+std::set<std::string> EmittedModel::Restack(const ProgramGraph& g, const analysis::ThreadGroups& threads,
+                                            const std::set<std::string>& hands_off, const std::set<std::string>& learned,
+                                            double pace, Costs& priced) const {
+  std::set<std::string> restacked;
   for (int i = 0; i < g.size(); ++i) {
     const std::string& name = g.name(i);
-    const auto traced = traced_assembly_.find(name);
+    const auto traced = traced_coldness_.find(name);
     const analysis::NodeModel* m = report_.Find(name);
-    if (traced == traced_assembly_.end() || m == nullptr || learned.count(name) || !priced.service.count(name)) {
+    if (traced == traced_coldness_.end() || m == nullptr || learned.count(name) || !priced.service.count(name)) {
       continue;
     }
     const double bytes = m->bytes_per_element.value_or(0);
-    const double now =
+    const double assembly =
         std::max(GroupService(g, threads, i, priced.service), pace > 0 ? 1 / pace : 0.0) / m->visit_ratio;
-    const double delta =
-        m->visit_ratio * (price_.ColdStackingSeconds(bytes, now) - price_.ColdStackingSeconds(bytes, traced->second));
+    const double was = traced->second, now = StackColdness(g, threads, hands_off, i, assembly);
+    double delta = 0;
+    if (was >= 1 && price_.known && price_.copy_ns > 0) {
+      const double beyond_hot = std::max(0.0, m->cpu_seconds_per_minibatch / m->visit_ratio - price_.CopySeconds(bytes));
+      delta = m->visit_ratio * beyond_hot * (now - 1);
+    } else {
+      delta = m->visit_ratio * (price_.ColdStackingSeconds(bytes, now) - price_.ColdStackingSeconds(bytes, was));
+    }
     if (delta == 0) continue;
     double& cpu = priced.cpu_of[name];
     const double moved = std::max(delta, -cpu);  // never below nothing
     cpu += moved;
     priced.service[name] = std::max(0.0, priced.service[name] + moved);
     priced.cpu = std::max(0.0, priced.cpu + moved);
+    restacked.insert(name);
   }
+  return restacked;
 }
 
 std::set<std::string> EmittedModel::Learn(const ProgramGraph& g, Costs& costs, std::set<LearnedUse>* used) const {
@@ -227,26 +264,51 @@ std::set<std::string> EmittedModel::Learn(const ProgramGraph& g, Costs& costs, s
 }
 
 // The plan's ceiling is the LP's (or the MILP's) answer for the traced
-// costs. Without a cache the LP says which constraint binds: when it is
-// the cores or a stage whose cost Learn replaced, the ceiling moves with
-// that cost (the bound is cores / CPU, or a cap / the stage's cost); a
-// storage bound does not depend on CPU and stands. The MILP's binding is
-// not recorded, so with a cache the plan chose the ceiling stands: a
-// learned cost lower than the traced one may then be under-credited,
-// never over-credited. With no cache chosen the MILP solved the LP without
-// one, and that binding holds.
+// costs; `changed` names the nodes whose cost Learn or Restack moved.
+// Without a cache the LP says which constraint binds: when it is the cores
+// or a stage whose cost moved, the ceiling moves with that cost (the bound
+// is cores / CPU, or a cap / the stage's cost); a storage bound does not
+// depend on CPU and stands. With the cache the plan chose, the MILP's
+// answer is a closed form over the nodes still working (CacheBound): when
+// the plan is that bound it moves as the bound does, else storage or the
+// program's ceiling held it and it stands. With no cache chosen the MILP
+// solved the LP without one, and that binding holds.
 double EmittedModel::Ceiling(bool cached, const Costs& before, const Costs& after,
-                             const std::set<std::string>& learned) const {
+                             const std::set<std::string>& changed) const {
   const double x = cached ? plan_.throughput : plan_.throughput_without_cache;
-  if (learned.empty() || (cached && !plan_.cache_node.empty())) return x;
+  if (changed.empty()) return x;
   auto scaled = [x](double was, double now) { return was > 0 && now > 0 ? x * was / now : x; };
+  if (cached && !plan_.cache_node.empty()) {
+    const double was = CacheBound(before), now = CacheBound(after);
+    const bool bound_by_costs = std::isfinite(was) && x >= was * (1 - 1e-6);
+    return bound_by_costs && std::isfinite(now) ? x * now / was : x;
+  }
   const std::string& binding = plan_.binding_without_cache;
   if (binding == "cores") return scaled(before.cpu, after.cpu);
   auto stage = [&](const std::string& prefix) -> std::string {
     return binding.rfind(prefix, 0) == 0 ? binding.substr(prefix.size()) : std::string();
   };
-  if (const std::string s = stage("stage:"); learned.count(s)) return scaled(before.cpu_of.at(s), after.cpu_of.at(s));
-  if (const std::string s = stage("threads:"); learned.count(s)) return scaled(before.service.at(s), after.service.at(s));
+  if (const std::string s = stage("stage:"); changed.count(s)) return scaled(before.cpu_of.at(s), after.cpu_of.at(s));
+  if (const std::string s = stage("threads:"); changed.count(s)) return scaled(before.service.at(s), after.service.at(s));
+  return x;
+}
+
+// As lp::ThroughputWithCaches, without storage: the cores over the CPU of
+// the nodes still working, each one's cap over its own CPU, and a node
+// that waits its threads over its service.
+double EmittedModel::CacheBound(const Costs& c) const {
+  double x = c.cpu > 0 ? plan_.cores / c.cpu : std::numeric_limits<double>::infinity();
+  for (const auto& s : plan_.stages) {
+    if (!s.active) continue;
+    if (const auto cpu = c.cpu_of.find(s.name); cpu != c.cpu_of.end() && cpu->second > 0) {
+      x = std::min(x, s.max_cores / cpu->second);
+    }
+    const auto service = c.service.find(s.name);
+    if (s.service_seconds_per_minibatch > s.cpu_seconds_per_minibatch && service != c.service.end() &&
+        service->second > 0) {
+      x = std::min(x, s.max_threads / service->second);
+    }
+  }
   return x;
 }
 
@@ -258,7 +320,7 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   const ProgramGraph& g = *emitted;
   Costs priced = costs;
   const std::set<std::string> learned = Learn(g, priced, used);
-  const double x = Ceiling(cached, costs, priced, learned);
+  double x = Ceiling(cached, costs, priced, learned);
   const analysis::ThreadGroups threads = analysis::BuildThreadGroups(g);
   const std::set<std::string> now = HandsOff(g, threads);
   for (int i = 0; i < g.size(); ++i) {
@@ -340,8 +402,11 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   };
   // Last, as it depends on how long an output takes: all the time the
   // batch's threads spend on it, and the pipeline's pace.
-  if (traced_assembly_.empty()) return throughput(priced);
-  Restack(g, threads, learned, throughput(priced), priced);
+  if (traced_coldness_.empty()) return throughput(priced);
+  std::set<std::string> changed = Restack(g, threads, now, learned, throughput(priced), priced);
+  if (changed.empty()) return throughput(priced);
+  changed.insert(learned.begin(), learned.end());
+  x = Ceiling(cached, costs, priced, changed);
   return throughput(priced);
 }
 

@@ -104,18 +104,19 @@ struct HandoffPrice {
   double SecondsPerElement(double bytes, double work_ns) const;
 
   // What each byte of an output stacked from many elements (a batch's)
-  // costs more when its buffer has gone cold (calibrated; 0 in older
-  // traces), and how long one output must take for that: the
-  // calibration's buffer, 32 elements a millisecond apart, is cold
-  // through; measured on 48 KiB copies into a buffer zeroed at its
-  // allocation, the extra grew from 13% of it at 1 ms an output to 20% at
-  // 3 ms and 65% at 10 ms.
+  // costs more when the elements were made milliseconds apart (calibrated;
+  // 0 in older traces), and how long one output must take for that: the
+  // calibration's 32 elements a quarter of a millisecond apart, 8 ms, are
+  // cold through (runtime/calibrate.cc); 100 us apart, 3.2 ms an output,
+  // cost a sixth of it more on this machine.
   double cold_stacking_per_byte_ns = 0;
-  static constexpr double kColdAfterSeconds = 0.016;
-  // The extra for one output of `bytes` that takes `assembly_seconds` to
-  // make (its threads' time over it, or the pipeline's pace when slower),
+  static constexpr double kColdAfterSeconds = 0.008;
+  // How cold an output that takes `assembly_seconds` to make is, 0 to 1:
   // in proportion up to kColdAfterSeconds.
-  double ColdStackingSeconds(double bytes, double assembly_seconds) const;
+  static double Coldness(double assembly_seconds);
+  // The calibrated extra for one output of `bytes` stacked from elements
+  // `coldness` (0 to 1) cold.
+  double ColdStackingSeconds(double bytes, double coldness) const;
 };
 
 // A stage and the parallelism at which the model took its learned cost.
@@ -152,8 +153,10 @@ class EmittedModel {
   // Replaces the costs of the nodes of `g` at a parallelism measured in an
   // earlier run (not the traced one) with that measurement; returns them.
   std::set<std::string> Learn(const ProgramGraph& g, Costs& costs, std::set<LearnedUse>* used) const;
-  // The plan's ceiling for costs changed by Learn.
-  double Ceiling(bool cached, const Costs& before, const Costs& after, const std::set<std::string>& learned) const;
+  // The plan's ceiling for costs changed by Learn or Restack (`changed`).
+  double Ceiling(bool cached, const Costs& before, const Costs& after, const std::set<std::string>& changed) const;
+  // The cache MILP's closed-form bound for the plan's cache, storage aside.
+  double CacheBound(const Costs& c) const;
   const analysis::NodeModel* Carried(const ProgramGraph& g, int i) const;
   double PriceSeconds(const ProgramGraph& g, int i) const;
 
@@ -166,14 +169,17 @@ class EmittedModel {
   HandoffPrice price_;
   std::set<std::string> traced_handoffs_;
   Costs traced_, planned_;
-  // Per traced node that stacks elements (OpDef::stacks_elements): the
-  // seconds one of its outputs took in the trace (ColdStackingSeconds): its
-  // thread's time over it, or the pace of the run when that was slower.
-  std::unordered_map<std::string, double> traced_assembly_;
+  // Per traced node that stacks elements (OpDef::stacks_elements): how
+  // cold its elements were in the trace (StackColdness), from its thread's
+  // time over an output, or the pace of the run when that was slower.
+  std::unordered_map<std::string, double> traced_coldness_;
   // Moves the cost of each node that stacks elements by how much colder or
-  // warmer its buffer is in `g`, at `pace` minibatches/s, than in the trace.
-  void Restack(const ProgramGraph& g, const analysis::ThreadGroups& threads, const std::set<std::string>& learned,
-               double pace, Costs& priced) const;
+  // warmer its elements are in `g` (whose nodes `hands_off` hand their
+  // output across threads), at `pace` minibatches/s, than in the trace;
+  // returns the nodes it moved.
+  std::set<std::string> Restack(const ProgramGraph& g, const analysis::ThreadGroups& threads,
+                                const std::set<std::string>& hands_off, const std::set<std::string>& learned,
+                                double pace, Costs& priced) const;
   // Per traced node whose own work waits: its waits' wake-ups
   // (HandoffPrice::WakeupSeconds), CPU seconds per minibatch.
   std::unordered_map<std::string, double> wakeups_;

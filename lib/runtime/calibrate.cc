@@ -14,6 +14,7 @@
 
 #include "runtime/ordered_pool.h"
 #include "runtime/run.h"
+#include "runtime/tensor.h"
 #include "runtime/udf.h"
 #include "traceio/pipeline_io.h"
 
@@ -185,32 +186,39 @@ std::set<int> Closure(const ProgramGraph& g, int root) {
   return seen;
 }
 
-// Per byte, wall nanoseconds of copying 48 KiB elements made just now into
-// one output buffer of 32 of them zeroed when it was allocated, as a batch
-// stacks them: the median slice of `buffers` buffers. With `burn_micros`
-// of other work before each element, the buffer's lines have long left the
-// core's caches when they are written. The thread does not block, so its
-// wall time is its CPU, and the clock can be read around one copy.
-double StackingNanosPerByte(int64_t burn_micros, int buffers) {
+// Per byte, wall nanoseconds of stacking 32 elements of 48 KiB into one
+// output as a batch does (batch.cc pulls them all, then allocates its
+// output zero-filled, the last one freed, and copies each in): the median
+// of `outputs` outputs, each element made `apart_micros` of other work
+// after the one before. Made a quarter of a millisecond apart or more,
+// the same bytes took 2-3x as long to stack as made back to back on this
+// machine, whatever the work between touched (a spin, or megabytes of
+// writes): it is the time since, not what evicted them. The thread does
+// not block, so its wall time is its CPU.
+constexpr int64_t kColdApartMicros = 250;  // 8 ms an output: HandoffPrice::kColdAfterSeconds
+double StackingNanosPerByte(int64_t apart_micros, int outputs) {
   constexpr int64_t kSlice = 48 * 1024;
   constexpr int kSlices = 32;
-  const uint64_t burn = static_cast<uint64_t>(static_cast<double>(burn_micros) * BurnIterationsPerMicro());
-  std::string element(kSlice, '\0');
+  const auto burn = static_cast<uint64_t>(static_cast<double>(apart_micros) * BurnIterationsPerMicro());
+  std::vector<std::string> elements(kSlices, std::string(kSlice, '\0'));
   uint64_t sink = 0;
   std::vector<double> took;
-  for (int k = 0; k < buffers; ++k) {
-    std::string out(kSlice * kSlices, '\0');
+  Tensor last;
+  for (int k = 0; k < outputs; ++k) {
     for (int i = 0; i < kSlices; ++i) {
       if (burn > 0) sink += BurnLoop(burn);
-      std::memset(element.data(), i + k, kSlice);
-      const int64_t t0 = MonoNanos();
-      std::memcpy(out.data() + i * kSlice, element.data(), kSlice);
-      took.push_back(static_cast<double>(MonoNanos() - t0));
+      std::memset(elements[i].data(), i + k, kSlice);
     }
-    sink += static_cast<unsigned char>(out[kSlice * kSlices - 1]);
+    last = Tensor();
+    const int64_t t0 = MonoNanos();
+    Tensor out(DType::kUint8, {kSlices * kSlice});
+    for (int i = 0; i < kSlices; ++i) std::memcpy(out.raw().data() + i * kSlice, elements[i].data(), kSlice);
+    took.push_back(static_cast<double>(MonoNanos() - t0));
+    sink += out.raw()[kSlices * kSlice - 1];
+    last = std::move(out);
   }
   std::nth_element(took.begin(), took.begin() + took.size() / 2, took.end());
-  return (took[took.size() / 2] + static_cast<double>(sink & 1) * 1e-9) / kSlice;
+  return (took[took.size() / 2] + static_cast<double>(sink & 1) * 1e-9) / (kSlices * kSlice);
 }
 
 // CPU per element of a pool of `parallelism` workers handing over one
@@ -299,10 +307,11 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   const double copy_large = large_cost.inline_ns - large_cost.source_ns;
   c.copy_cpu_ns = std::max(1.0, copy_small);
   c.copy_cpu_ns_per_byte = std::max(0.0, copy_large - copy_small) / kSpan;
-  // Two buffers after a 1 ms burn an element: 64 ms.
-  const int buffers = seconds >= 0.1 ? 2 : 1;
+  // Outputs of elements 250 us apart, 8 ms each: 7 of them, 56 ms. Single
+  // outputs spread by 2x, the median of 7 by a third.
+  const int outputs = seconds >= 0.1 ? 7 : 3;
   c.cold_stacking_cpu_ns_per_byte =
-      std::max(0.0, StackingNanosPerByte(1000, buffers) - StackingNanosPerByte(0, 4 * buffers));
+      std::max(0.0, StackingNanosPerByte(kColdApartMicros, outputs) - StackingNanosPerByte(0, 4 * outputs));
   // The median of three, about 110 ms: single measurements spread from 6
   // to 25 us on an idle machine.
   double parked[3];

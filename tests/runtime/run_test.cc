@@ -403,8 +403,9 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   CHECK(h.copy_cpu_ns() < 1e5);
   CHECK(h.copy_cpu_ns_per_byte() > 0);
   CHECK(h.copy_cpu_ns_per_byte() < per_byte_bound);
-  // Stacking into a buffer gone cold costs more per byte, or the same on a
-  // machine whose caches keep it through a millisecond of other work.
+  // Stacking elements made apart costs more per byte, or the same on a
+  // machine whose caches keep them through a quarter of a millisecond of
+  // other work.
   CHECK(h.cold_stacking_cpu_ns_per_byte() >= 0);
   CHECK(h.cold_stacking_cpu_ns_per_byte() < per_byte_bound);
   // A chunk whose threads park and are woken: measured (a machine with
