@@ -457,6 +457,14 @@ TraceBuilder DecodedThenStacked(double batch_us, double cold_per_byte, int64_t d
   return b;
 }
 
+// `p` with its batch at `parallelism` (1: inline).
+schema::Pipeline BatchAt(schema::Pipeline p, int parallelism) {
+  for (auto& n : *p.mutable_nodes()) {
+    if (n.name() == "batch") n.mutable_batch()->set_parallelism(parallelism);
+  }
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("a batch traced beside a slow op stacks cold, over a cache it stacks warm",
@@ -478,10 +486,7 @@ TEST_CASE("a batch traced beside a slow op stacks cold, over a cache it stacks w
   auto r = Rewrite(*report);
   REQUIRE(r.ok());
   REQUIRE(Has(r->pipeline, "cache"));
-  schema::Pipeline inline_batch = r->pipeline;
-  for (auto& n : *inline_batch.mutable_nodes()) {
-    if (n.name() == "batch") n.mutable_batch()->set_parallelism(1);
-  }
+  const schema::Pipeline inline_batch = BatchAt(r->pipeline, 1);
   auto warm = EmittedModel(*report, r->plan).PredictEmitted(inline_batch);
   REQUIRE(warm.ok());
   const double hot_us = (50 + 0.02 * (32 * 49152 - 128)) * 1e-3;
@@ -495,11 +500,7 @@ TEST_CASE("a batch traced beside a slow op stacks cold, over a cache it stacks w
   // minibatch each, and the hand-offs) beside the 65 us of replay and
   // repeat its input lock serializes. Had it shed the cold, it would beat
   // the inline batch: 65 us a minibatch through the lock.
-  schema::Pipeline pooled_batch = r->pipeline;
-  for (auto& n : *pooled_batch.mutable_nodes()) {
-    if (n.name() == "batch") n.mutable_batch()->set_parallelism(2);
-  }
-  auto pooled = EmittedModel(*report, r->plan).PredictEmitted(pooled_batch);
+  auto pooled = EmittedModel(*report, r->plan).PredictEmitted(BatchAt(r->pipeline, 2));
   REQUIRE(pooled.ok());
   CHECK(*pooled < *warm);
   // The trace's own cost says how cold it ran: the calibrated price is not
@@ -530,11 +531,7 @@ TEST_CASE("a batch traced partly cold sheds what the calibrated price says", "[r
     auto r = Rewrite(*report);
     REQUIRE(r.ok());
     REQUIRE(Has(r->pipeline, "cache"));
-    schema::Pipeline inline_batch = r->pipeline;
-    for (auto& n : *inline_batch.mutable_nodes()) {
-      if (n.name() == "batch") n.mutable_batch()->set_parallelism(1);
-    }
-    auto warm = EmittedModel(*report, r->plan).PredictEmitted(inline_batch);
+    auto warm = EmittedModel(*report, r->plan).PredictEmitted(BatchAt(r->pipeline, 1));
     REQUIRE(warm.ok());
     return *warm;
   };
