@@ -148,7 +148,12 @@ Measurement Measure(const schema::Pipeline& p, const Workload& w, const std::str
   c.storage = w.storage;
   c.base_dir = BaseDir(w);
   c.trace_path = trace;
-  if (!trace.empty()) c.handoff = g_handoff;
+  // Calibrated right before each traced run, as `plumber run` does: one
+  // calibration at the start of the bench priced every workload with that
+  // moment's machine, and on this host a moment can be 30% slow at copies
+  // (2026-12-03: the cached workload's one-shot predicted 8.2k against
+  // 10.8k measured, from prices measured just after a loaded minute).
+  if (!trace.empty()) c.handoff = runtime::CalibrateHandoff();
   Measurement m;
   auto graph = ProgramGraph::Build(p, "the benchmark's pipeline");
   if (!graph.ok()) {
@@ -495,7 +500,7 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   o.seconds_per_run = g_seconds;
   o.max_steps = 4;
   o.storage = w.storage;
-  o.handoff = g_handoff;
+  o.handoff = runtime::CalibrateHandoff();  // as `plumber optimize` does, once at its start
   o.memory_bytes = w.memory;
   o.base_dir = BaseDir(w);
   o.trace_dir = tmp + "/" + w.name + "-optimize";
@@ -654,8 +659,8 @@ std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed,
        "number of files), cache at each cacheable input of a repeat or none, output prefetch on or "
        "off).\n\n";
   s += fmt::format(
-      "The machine's hand-off price, measured once at the start and recorded in every traced run as `plumber "
-      "run` does: {:.1f} us of CPU per element handed over alone back to back, {:.1f} us per chunk whose "
+      "The machine's hand-off price, measured at the start (each traced run, and each optimize loop, "
+      "calibrates its own right before it, as `plumber run` and `plumber optimize` do): {:.1f} us of CPU per element handed over alone back to back, {:.1f} us per chunk whose "
       "threads park and are woken, {:.0f} ns per chunked "
       "scalar, {:.0f} ns per 128-byte element with a buffer of its own and {:.3f} ns per byte beyond; "
       "{:.1f} us per element that waits among {} workers (its hand-off and wake-up); copying on one thread "
