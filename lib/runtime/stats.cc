@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 
 namespace plumber::runtime {
@@ -170,6 +171,9 @@ int64_t MonoNanosCost() {
 namespace cpu {
 namespace {
 
+std::atomic<CpuClock> g_cpu_clock{&ThreadCpuNanos};
+int64_t ReadCpuClock() { return g_cpu_clock.load(std::memory_order_relaxed)(); }
+
 // Settle the CPU clock at least this often, so that preemption in the
 // middle of one node's work cannot shift much CPU time onto its neighbours.
 constexpr int64_t kSettleEveryNs = 2'000'000;
@@ -203,7 +207,7 @@ struct ThreadState {
 
   void Start() {
     started = true;
-    cpu_base = ThreadCpuNanos();
+    cpu_base = ReadCpuClock();
     last_mono = MonoNanos();
   }
 
@@ -219,9 +223,13 @@ struct ThreadState {
     pending[n_pending++] = {node, w};
   }
 
-  // Charges the wall time since the last switch to the current frame.
+  // Charges the wall time since the last switch to the current frame. A
+  // `now` read before the mark (a caller's, taken before the thread's first
+  // clock read) leaves the mark alone: moved back, it charged that read to
+  // the next frame (1 ms of a 1 ms fake read to the batch a run started in).
   void Accrue(int64_t now) {
-    const int64_t dt = std::max<int64_t>(0, now - last_mono);
+    const int64_t dt = now - last_mono;
+    if (dt <= 0) return;
     last_mono = now;
     interval_wall += dt;
     AddWeight(current.node, dt * current.scale);
@@ -254,7 +262,7 @@ struct ThreadState {
   // dropping it handed that time to the node that ran untimed (the
   // batch above two sampled maps got 11% of the thread).
   void Settle(bool keep_debts = true) {
-    const int64_t now_cpu = ThreadCpuNanos();
+    const int64_t now_cpu = ReadCpuClock();
     const int64_t cpu = now_cpu - cpu_base;
     cpu_base = now_cpu;
     double total = 0;
@@ -339,6 +347,8 @@ void SettleBeforeBlocking() {
   s.PublishBusy(now);
 }
 
+CpuClock SetCpuClockForTesting(CpuClock clock) { return g_cpu_clock.exchange(clock); }
+
 }  // namespace cpu
 
 BlockedScope::BlockedScope(Wait kind, NodeCounters* node) : kind_(kind), node_(node) {
@@ -369,9 +379,10 @@ BlockedScope::~BlockedScope() {
     }
   }
   if (!s.started) return;
-  // The wait is nobody's CPU: restart both clocks without charging it.
-  s.cpu_base = ThreadCpuNanos();
-  s.last_mono = now;
+  // The wait is nobody's CPU, and the clock read ending it nobody's work:
+  // restart both clocks after it without charging either.
+  s.cpu_base = cpu::ReadCpuClock();
+  s.last_mono = MonoNanos();
 }
 
 NodeCounters* CurrentNode() { return cpu::t_state.current.node; }

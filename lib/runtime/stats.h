@@ -222,6 +222,12 @@ void RestoreAfterSlowCall(const Frame& frame, int64_t now, int64_t extrapolated)
 // and before a snapshot of the calling thread matters.
 void Flush();
 
+// The clock the threads' CPU split reads: ThreadCpuNanos unless a test
+// swaps it (a slow fake shows whose frame a settlement's time lands in).
+// Returns the clock it replaces; safe to call while threads run.
+using CpuClock = int64_t (*)();
+CpuClock SetCpuClockForTesting(CpuClock clock);
+
 }  // namespace cpu
 
 // What a blocked thread waits for.
