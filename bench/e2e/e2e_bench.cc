@@ -12,9 +12,10 @@
 // naive, one-shot and grid-best figures are medians of runs alternated
 // among the three (A B C A B C ...), so that a change in the machine's load
 // hits all three alike. It also runs the step-wise baselines of the paper's
-// Figure 6 (double the top-ranked bottleneck's threads per step, from the
-// naive pipeline with an output prefetch, against a random walk) and counts
-// steps to 95% of the grid optimum.
+// Figure 6 (per step, the top-ranked bottleneck gets more threads: those
+// the ranking says lift a waiting stage to the next limit, else double;
+// from the naive pipeline with an output prefetch, against a random walk
+// of doublings) and counts steps to 95% of the grid optimum.
 //
 // Writes RESULTS.md and e2e.svg into the directory given (bench/ by
 // default). Usage: plumber_e2e_bench [--seconds S] [--out DIR]
@@ -334,6 +335,19 @@ bool Double(schema::Pipeline* p, const std::string& knob, const Workload& w) {
   return true;
 }
 
+// A step of the ranked walk for a stage that waits: its threads set to
+// `threads`, at least doubled when that is less (a stage the model sized
+// too small is not stepped by one), up to WalkCap. False when at the cap.
+bool SizeTo(schema::Pipeline* p, const std::string& knob, const Workload& w, int threads) {
+  if (!CanDouble(*p, knob, w)) return false;
+  for (auto& node : *p->mutable_nodes()) {
+    if (node.name() == knob) {
+      SetParallelism(&node, std::min(WalkCap(node, w), std::max(threads, 2 * NodeParallelism(node))));
+    }
+  }
+  return true;
+}
+
 constexpr int kTracedRuns = 3;
 constexpr int kMaxWalkSteps = 8;
 constexpr int kRandomWalks = 3;
@@ -385,7 +399,10 @@ int StepWise(const schema::Pipeline& start, const Workload& w, double target, do
                                : m->limit == analysis::Limit::kCpu ? m->max_cores
                                                                    : 0;
         if (m->threads >= can_use) continue;
-        if ((moved = Double(&p, knob, w))) break;
+        // A waiting stage gets the threads the ranking says lift it to the
+        // next limit (threads_to_pass), one step where doubling took up to 6.
+        const int sized = m->threads_to_pass ? static_cast<int>(std::ceil(*m->threads_to_pass)) : 0;
+        if ((moved = sized > 0 ? SizeTo(&p, knob, w, sized) : Double(&p, knob, w))) break;
       }
     } else {
       std::vector<std::string> open;
@@ -725,9 +742,10 @@ std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed,
         "From the naive pipeline with a prefetch of 4 at its output (the paper starts its walks with prefetching; "
         "step 0), one change per step, each step a measured run: a change doubles one parallel "
         "stage's threads (up to 64 per core, an interleave up to its files), so that a stage that waits reaches its tens of "
-        "threads in a few steps. **ranked** doubles the top-ranked bottleneck that can still use more (the "
+        "threads in a few steps. **ranked** changes the top-ranked bottleneck that can still use more (the "
         "ranking of `plumber rank` on that step's trace: threads up to what a stage that waits could use, cores up to "
-        "what a CPU-bound one could); **random** doubles a random parallel stage's; three "
+        "what a CPU-bound one could): a stage that waits gets the threads the ranking says lift it to the next limit "
+        "(at least double), any other doubles; **random** doubles a random parallel stage's; three "
         "random walks (seeds 42, 43, 44), each stopped at twice the ranked walk's steps (at {} when ranked did not "
         "arrive), since reaching the target later than that is all the comparison needs. The target is 95% of the "
         "best median above (grid, one-shot, heuristic), or, where the optimum needs a cache (a walk only moves threads), of the best grid "

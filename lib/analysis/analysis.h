@@ -123,6 +123,11 @@ struct NodeModel {
   std::optional<double> scaled_rate;  // nullopt: unbounded
   Limit limit = Limit::kNone;
   std::string limit_text;
+  // A stage limited by waiting: the threads that lift its rate to the next
+  // limit (the next-ranked stage as it runs, or the machine's CPU or
+  // storage bound), at most max_threads; nullopt for every other stage.
+  // More threads move the bottleneck elsewhere, so they gain nothing now.
+  std::optional<double> threads_to_pass;
 
   Cardinality cardinality;
   std::optional<double> materialized_bytes;

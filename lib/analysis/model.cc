@@ -8,6 +8,7 @@
 
 #include "analysis/sizes.h"
 #include "analysis/thread_groups.h"
+#include "analysis/threads_to_pass.h"
 #include "base/number_format.h"
 #include "base/units.h"
 
@@ -18,7 +19,6 @@ class Modeler {
  public:
   Modeler(LoadedTrace trace, const AnalysisOptions& options)
       : t_(std::move(trace)), opt_(options), g_(*t_.graph) {}
-
   StatusOr<Analysis> Run();
 
  private:
@@ -596,6 +596,7 @@ StatusOr<Analysis> Modeler::Run() {
   Bounds();
   AsTraced();
   Ranking();
+  ThreadsToPass(&r_);
   Cache();
   r_.header = std::move(t_.header);
   r_.graph = std::move(t_.graph);

@@ -73,6 +73,7 @@ Json NodeJson(const NodeModel& m) {
   j["service_seconds_per_minibatch"] = Num(m.service_seconds_per_minibatch);
   j["threads"] = m.threads;
   j["max_threads"] = Num(m.max_threads);
+  j["threads_to_pass"] = Opt(m.threads_to_pass);
   j["storage_requests"] = m.storage_requests;
   j["request_latency_seconds"] = Opt(m.request_latency_seconds);
   j["imported_type"] = m.imported_type.empty() ? Json(nullptr) : Json(m.imported_type);

@@ -90,8 +90,10 @@ TEST_CASE("a sequential interleave runs its function on its consumer's thread", 
 }
 
 // A map that waits 8 ms per element and burns 1 ms, batch of 4, on 2
-// cores, over 10 s: 1 minibatch = 36 ms of the consumer's thread.
-TraceBuilder WaitingMap(bool wait_traced) {
+// cores, over 10 s: 1 minibatch = 36 ms of the consumer's thread (plus
+// what the batch burns per minibatch, `batch_cpu_ns`); the source reads
+// `src_storage` bytes from storage per element.
+TraceBuilder WaitingMap(bool wait_traced, int64_t batch_cpu_ns = 0, int64_t src_storage = 0) {
   TraceBuilder b(R"({"name": "remote", "nodes": [
     {"name": "src", "op": "range", "range": {"stop": 1000000000}},
     {"name": "call", "op": "map", "inputs": ["src"], "map": {"parallelism": 1, "udf": [{"op": "sleep", "args": {"micros": 8000}}]}},
@@ -101,13 +103,13 @@ TraceBuilder WaitingMap(bool wait_traced) {
   for (int t = 0; t <= 1; ++t) {
     auto& s = b.Snapshot(10.0 * t);
     const int64_t mb = 270 * t, el = 4 * mb;
-    TraceBuilder::Node(s, "src", {el, el * 8, 0, 0, 0});
+    TraceBuilder::Node(s, "src", {el, el * 8, 0, el * src_storage, 0});
     auto& call = TraceBuilder::Node(s, "call", {el, el * 8, el * 1'000'000, 0, el});
     if (wait_traced) {
       call.set_wait_ns(el * 8'000'000);
       call.set_self_wall_ns(el * 9'000'000);
     }
-    TraceBuilder::Node(s, "batch", {mb, mb * 32, 0, 0, el});
+    TraceBuilder::Node(s, "batch", {mb, mb * 32, mb * batch_cpu_ns, 0, el});
   }
   return b;
 }
@@ -142,6 +144,39 @@ TEST_CASE("a stage that waits: as traced its thread binds, with threads the core
   const StagePlan* stage = r->plan->Find("call");
   REQUIRE(stage);
   CHECK(stage->threads == Approx(18));
+  // What rank tells the user: the same 18 lift it to where the cores bind.
+  REQUIRE(call->threads_to_pass);
+  CHECK(*call->threads_to_pass == 18);
+  CHECK_THAT(call->limit_text, Catch::EndsWith("; 18 would lift it to 500 minibatches/s, where the cores limit"));
+}
+
+TEST_CASE("a stage that waits is sized to the next limit, the slowest other stage or the machine", "[analysis][wait]") {
+  SECTION("a batch burning 8 ms a minibatch binds at 125/s, before the cores (2 / 12 ms = 167/s)") {
+    auto r = WaitingMap(true, 8'000'000).Analyze(AnalysisOptions{});
+    REQUIRE(r.ok());
+    const NodeModel* call = r->Find("call");
+    REQUIRE(call->limit == Limit::kWait);
+    REQUIRE(call->threads_to_pass);
+    // 125/s x 36 ms = 4.5 threads.
+    CHECK(*call->threads_to_pass == 5);
+    CHECK_THAT(call->limit_text, Catch::EndsWith("; 5 would lift it to 125 minibatches/s, where batch limits"));
+    // Nobody else waits: nobody else is sized.
+    CHECK_FALSE(r->Find("batch")->threads_to_pass);
+  }
+  SECTION("storage binds first: 1.28 MB a minibatch at 100 MB/s is 78/s") {
+    AnalysisOptions opt;
+    opt.disk_bandwidth_bytes_per_s = 100e6;
+    auto r = WaitingMap(true, 0, 320'000).Analyze(opt);
+    REQUIRE(r.ok());
+    REQUIRE(r->disk_bound);
+    CHECK(*r->disk_bound == Approx(78.125));
+    const NodeModel* call = r->Find("call");
+    REQUIRE(call->limit == Limit::kWait);
+    REQUIRE(call->threads_to_pass);
+    // 78/s x 36 ms = 2.8 threads.
+    CHECK(*call->threads_to_pass == 3);
+    CHECK_THAT(call->limit_text, Catch::EndsWith("; 3 would lift it to 78.12 minibatches/s, where storage limits"));
+  }
 }
 
 TEST_CASE("a trace written before waiting was traced warns and models CPU only", "[analysis][wait]") {
