@@ -324,25 +324,16 @@ bool CanDouble(const schema::Pipeline& p, const std::string& knob, const Workloa
   return node != nullptr && NodeParallelism(*node) < WalkCap(*node, w);
 }
 
-// One step of a walk: the knob's threads doubled, up to WalkCap (a waiting
-// stage needs tens of threads, which one thread per step would take tens
-// of measured runs to reach). False when it is at the cap already.
-bool Double(schema::Pipeline* p, const std::string& knob, const Workload& w) {
-  if (!CanDouble(*p, knob, w)) return false;
-  for (auto& node : *p->mutable_nodes()) {
-    if (node.name() == knob) SetParallelism(&node, std::min(WalkCap(node, w), 2 * NodeParallelism(node)));
-  }
-  return true;
-}
-
-// A step of the ranked walk for a stage that waits: its threads set to
-// `threads`, at least doubled when that is less (a stage the model sized
-// too small is not stepped by one), up to WalkCap. False when at the cap.
-bool SizeTo(schema::Pipeline* p, const std::string& knob, const Workload& w, int threads) {
+// One step of a walk: the knob's threads doubled, or set to `at_least`
+// when that is more (the ranked walk's step for a stage that waits, sized
+// by the ranking), up to WalkCap (a waiting stage needs tens of threads,
+// which one thread per step would take tens of measured runs to reach).
+// False when it is at the cap already.
+bool Double(schema::Pipeline* p, const std::string& knob, const Workload& w, int at_least = 0) {
   if (!CanDouble(*p, knob, w)) return false;
   for (auto& node : *p->mutable_nodes()) {
     if (node.name() == knob) {
-      SetParallelism(&node, std::min(WalkCap(node, w), std::max(threads, 2 * NodeParallelism(node))));
+      SetParallelism(&node, std::min(WalkCap(node, w), std::max(at_least, 2 * NodeParallelism(node))));
     }
   }
   return true;
@@ -402,7 +393,7 @@ int StepWise(const schema::Pipeline& start, const Workload& w, double target, do
         // A waiting stage gets the threads the ranking says lift it to the
         // next limit (threads_to_pass), one step where doubling took up to 6.
         const int sized = m->threads_to_pass ? static_cast<int>(std::ceil(*m->threads_to_pass)) : 0;
-        if ((moved = sized > 0 ? SizeTo(&p, knob, w, sized) : Double(&p, knob, w))) break;
+        if ((moved = Double(&p, knob, w, sized))) break;
       }
     } else {
       std::vector<std::string> open;

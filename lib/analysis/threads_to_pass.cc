@@ -17,15 +17,18 @@ namespace plumber::analysis {
 void ThreadsToPass(Analysis* r) {
   for (auto& m : r->nodes) {
     if (m.limit != Limit::kWait || m.service_seconds_per_minibatch <= 0) continue;
-    std::optional<double> next = r->cpu_bound;
-    if (r->disk_bound && (!next || *r->disk_bound < *next)) next = r->disk_bound;
-    std::string next_name = next ? (next == r->disk_bound ? "storage" : "the cores") : "";
-    for (const auto& other : r->nodes) {
-      if (&other == &m || !other.reliable || !other.steady_state_cost || !other.scaled_rate) continue;
-      if (!next || *other.scaled_rate < *next) {
-        next = other.scaled_rate;
-        next_name = other.name;
+    std::optional<double> next;
+    std::string next_name;
+    auto consider = [&](const std::optional<double>& rate, const std::string& name) {
+      if (rate && (!next || *rate < *next)) {
+        next = rate;
+        next_name = name;
       }
+    };
+    consider(r->cpu_bound, "the cores");
+    consider(r->disk_bound, "storage");
+    for (const auto& other : r->nodes) {
+      if (&other != &m && other.reliable && other.steady_state_cost) consider(other.scaled_rate, other.name);
     }
     double threads = m.max_threads;
     if (next) threads = std::min(threads, std::ceil(*next * m.service_seconds_per_minibatch * (1 - 1e-9)));
