@@ -1,9 +1,12 @@
-// The cache MILP and its closed-form twin for a fixed choice.
+// The cache MILP, and its answer for a fixed choice from the closed-form
+// limits (steady_limits.h).
 #include "lp/cache_choice.h"
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
+
+#include "lp/steady_limits.h"
 
 namespace plumber::lp {
 namespace {
@@ -80,19 +83,19 @@ double ThroughputWithCaches(const CacheProblem& p, const std::vector<int>& cache
       }
     }
   }
-  double x = p.max_throughput, sum_c = 0, sum_d = 0;
+  // The working nodes are the throughput program's stages.
+  ThroughputProblem working;
+  working.cores = p.cores;
+  working.storage.bandwidth = p.bandwidth;
   for (int i = 0; i < n; ++i) {
     if (!active[i]) continue;
     const auto& node = p.nodes[i];
-    sum_c += node.cpu_seconds_per_minibatch;
-    sum_d += node.storage_bytes_per_minibatch;
-    if (node.cpu_seconds_per_minibatch > 0) x = std::min(x, node.max_cores / node.cpu_seconds_per_minibatch);
-    if (node.service_seconds_per_minibatch > node.cpu_seconds_per_minibatch) {
-      x = std::min(x, node.max_threads / node.service_seconds_per_minibatch);
-    }
+    working.stages.push_back({node.name, node.cpu_seconds_per_minibatch, node.max_cores,
+                              node.service_seconds_per_minibatch, node.max_threads});
+    working.storage.bytes_per_minibatch += node.storage_bytes_per_minibatch;
   }
-  if (sum_c > 0) x = std::min(x, p.cores / sum_c);
-  if (sum_d > 0 && p.bandwidth > 0) x = std::min(x, p.bandwidth / sum_d);
+  const auto tightest = TightestLimit(working);
+  const double x = tightest ? std::min(p.max_throughput, tightest->throughput) : p.max_throughput;
   if (active_out) *active_out = std::move(active);
   return x;
 }

@@ -67,9 +67,11 @@ StatusOr<CachePlan> SolveCacheChoice(const CacheProblem& problem, const LinearPr
 void AddWorkingRows(LinearProgram& lp, const std::vector<CacheNode>& nodes, int root, const std::vector<int>& y,
                     const std::vector<int>& z);
 
-// X for a fixed set of caches, in closed form (min over cores / sum c,
-// each active node's cap / c, and B / D): what the MILP must match, and what
-// a rewrite predicts for a given choice.
+// X for a fixed set of caches: the closed-form limits (steady_limits.h) of
+// the nodes still working, at most max_throughput. What the MILP must
+// match; a rewrite's prediction for the pipeline it emits is the analysis
+// evaluator's (analysis/evaluator.h), which prices what this program does
+// not (thread groups, hand-offs, the epoch restart).
 double ThroughputWithCaches(const CacheProblem& problem, const std::vector<int>& cached,
                             std::vector<bool>* active = nullptr);
 

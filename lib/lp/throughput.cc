@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "lp/steady_limits.h"
+
 namespace plumber::lp {
 namespace {
 
@@ -116,34 +118,41 @@ StatusOr<ThroughputPlan> SolveThroughput(const ThroughputProblem& problem, const
   for (int t : theta) plan.cores.push_back(sol.values[t]);
   if (p >= 0) plan.read_parallelism = sol.values[p];
 
-  // Name the tightest limit among the closed-form bounds that meet X.
+  // Name the tightest limit among the closed-form bounds that meet X: a
+  // stage's own cap (of threads over one of cores) before the thread group
+  // it shares, the cores, and storage.
   const double X = plan.throughput;
   const double tol = 1e-7 * std::max(1.0, X);
-  double sum_c = 0;
-  for (const auto& s : problem.stages) sum_c += s.cpu_seconds_per_minibatch;
-  for (const auto& s : problem.stages) {
-    if (s.cpu_seconds_per_minibatch > 0 && std::fabs(s.max_cores / s.cpu_seconds_per_minibatch - X) <= tol) {
-      plan.binding = "stage:" + s.name;
+  std::string stage, threads, group;
+  bool cores = false, storage_binds = false;
+  for (const auto& limit : SteadyLimits(problem)) {
+    if (std::fabs(limit.throughput - X) > tol) continue;
+    using Kind = SteadyLimit::Kind;
+    switch (limit.kind) {
+      case Kind::kStage:
+        stage = BindingName(problem, limit);
+        break;
+      case Kind::kThreads:
+        threads = BindingName(problem, limit);
+        break;
+      case Kind::kGroup:
+        if (group.empty()) group = BindingName(problem, limit);
+        break;
+      case Kind::kCores:
+        cores = true;
+        break;
+      case Kind::kStorage:
+        storage_binds = true;
+        break;
     }
   }
-  for (const auto& s : problem.stages) {
-    if (waits(s) && std::fabs(s.max_threads / s.service_seconds_per_minibatch - X) <= tol) {
-      plan.binding = "threads:" + s.name;
-    }
-  }
-  for (const auto& g : problem.groups) {
-    const double service = group_service(g);
-    if (plan.binding.empty() && service > 0 && std::fabs(g.threads / service - X) <= tol) {
-      plan.binding = "group:" + g.name;
-    }
-  }
-  if (plan.binding.empty() && sum_c > 0 && std::fabs(problem.cores / sum_c - X) <= tol) plan.binding = "cores";
-  if (plan.binding.empty() && reads && storage.bandwidth > 0 &&
-      std::fabs(storage.bandwidth / storage.bytes_per_minibatch - X) <= tol) {
-    plan.binding = "storage";
-  }
-  if (plan.binding.empty() && p >= 0) plan.binding = "bandwidth_curve";
-  if (plan.binding.empty()) plan.binding = "cores";
+  plan.binding = !threads.empty() ? threads
+                 : !stage.empty() ? stage
+                 : !group.empty() ? group
+                 : cores          ? "cores"
+                 : storage_binds  ? "storage"
+                 : p >= 0         ? "bandwidth_curve"
+                                  : "cores";
   return plan;
 }
 
