@@ -117,32 +117,4 @@ std::optional<EpochRestart> FindEpochRestart(const ProgramGraph& g, const Restar
   return r;
 }
 
-void AddEpochRestart(const ProgramGraph& g, Analysis* analysis) {
-  AsTraced& a = analysis->as_traced;
-  a.steady_throughput = a.throughput;
-  RestartCosts costs;
-  costs.carried = [&](int i) { return analysis->Find(g.name(i)); };
-  costs.works = [](int) { return true; };
-  costs.threads = [&](int i) {
-    const NodeModel* m = analysis->Find(g.name(i));
-    return m != nullptr ? m->threads : 1;
-  };
-  costs.group = [&](int i) {
-    const NodeModel* m = analysis->Find(g.name(i));
-    return m != nullptr ? m->group : -1;
-  };
-  costs.cpu_seconds_per_minibatch = analysis->cpu_seconds_per_minibatch;
-  costs.cores = analysis->cores;
-  a.restart = FindEpochRestart(g, costs);
-  if (!a.restart) return;
-  SteadyBounds bounds;
-  bounds.threads = analysis->wait_bound;
-  if (analysis->cpu_seconds_per_minibatch > 0) bounds.cpu = analysis->cores / analysis->cpu_seconds_per_minibatch;
-  bounds.other = analysis->disk_bound;
-  if (a.throughput) a.throughput = a.restart->Apply(bounds);
-  if (analysis->predicted_throughput) {
-    analysis->predicted_throughput = a.restart->Apply(BestParallelismBounds(*analysis));
-  }
-}
-
 }  // namespace plumber::analysis

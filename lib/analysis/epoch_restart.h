@@ -1,4 +1,4 @@
-// The epoch restart (issue 16): a repeat reopens its input at every epoch,
+// The epoch restart: a repeat reopens its input at every epoch,
 // so the threads under it start empty and end together, and the steady
 // rates, which assume work overlaps, miss two losses per epoch:
 // - the fill: the cores idle through the waits on the chain to the
@@ -83,11 +83,5 @@ std::optional<EpochRestart> FindEpochRestart(const ProgramGraph& g, const Restar
 // The best parallelism's bound (Analysis::predicted_throughput) as the
 // kind of bound its limit says.
 SteadyBounds BestParallelismBounds(const Analysis& analysis);
-
-// For the traced program `g` (every counted node works), after the
-// as-traced bounds: sets the analysis's as_traced.restart and
-// steady_throughput, and applies the restart to its as-traced and
-// best-parallelism predictions.
-void AddEpochRestart(const ProgramGraph& g, Analysis* analysis);
 
 }  // namespace plumber::analysis

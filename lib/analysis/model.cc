@@ -6,9 +6,11 @@
 #include <cmath>
 #include <tuple>
 
+#include "analysis/evaluator.h"
 #include "analysis/sizes.h"
 #include "analysis/thread_groups.h"
 #include "analysis/threads_to_pass.h"
+#include "lp/steady_limits.h"
 #include "base/number_format.h"
 #include "base/units.h"
 
@@ -39,6 +41,7 @@ class Modeler {
   const AnalysisOptions& opt_;
   const ProgramGraph& g_;
   Analysis r_;
+  ThreadGroups tg_;
   std::vector<NodeWindow> stats_;
   bool window_known_ = true;
 };
@@ -374,7 +377,8 @@ void Modeler::Groups() {
     const Cardinality& inputs = r_.nodes[g_.inputs(owner)[0]].cardinality;
     if (inputs.finite() && inputs.hi >= 1) r_.nodes[i].max_threads = std::min(r_.nodes[i].max_threads, inputs.hi);
   }
-  const ThreadGroups tg = BuildThreadGroups(g_);
+  tg_ = BuildThreadGroups(g_);
+  const ThreadGroups& tg = tg_;
   for (const ThreadGroup& group : tg.groups) {
     GroupModel gm;
     gm.name = group.name;
@@ -392,111 +396,87 @@ void Modeler::Groups() {
   if (!r_.thread_groups.empty()) {
     r_.thread_groups[0].service_seconds_per_minibatch += std::max(0.0, t_.header.options().step_time_seconds());
   }
-  for (auto& gm : r_.thread_groups) {
-    if (gm.service_seconds_per_minibatch > 0) gm.bound = gm.threads / gm.service_seconds_per_minibatch;
-  }
   for (int i = 0; i < g_.size(); ++i) {
     const int k = tg.group_of[i];
     r_.nodes[i].group = k;
     if (k >= 0) r_.nodes[i].threads = r_.thread_groups[k].threads;
-  }
-  for (size_t k = 0; k < r_.thread_groups.size(); ++k) {
-    const GroupModel& gm = r_.thread_groups[k];
-    if (gm.bound && (!r_.wait_bound || *gm.bound < *r_.wait_bound)) {
-      r_.wait_bound = gm.bound;
-      r_.wait_bound_group = gm.name;
-    }
   }
   for (const auto& m : r_.nodes) {
     if (m.reliable && m.steady_state_cost) r_.wait_seconds_per_minibatch += m.wait_seconds_per_minibatch;
   }
 }
 
-// As configured: the tightest of the thread groups at their threads, the
-// cores shared by everything's CPU (waiting takes none), and storage, each
-// named by the node that costs it most; then the epoch restart.
+// As configured: the evaluator over the traced program with the traced
+// costs (the thread groups at their threads, the cores shared by
+// everything's CPU, storage; then the epoch restart). Each group's bound
+// and the tightest of them come from the same evaluation.
 void Modeler::AsTraced() {
+  ProgramCosts costs;
+  costs.nodes.resize(static_cast<size_t>(g_.size()));
+  for (int i = 0; i < g_.size(); ++i) {
+    const NodeModel& m = r_.nodes[i];
+    costs.nodes[i] = {m.reliable && m.steady_state_cost, m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch,
+                      m.disk_bytes_per_minibatch};
+  }
+  EvaluationMachine machine;
+  machine.cores = r_.cores;
+  if (r_.disk_bound) machine.storage_bandwidth = r_.disk_bandwidth;
+  machine.step_seconds = std::max(0.0, t_.header.options().step_time_seconds());
+  RestartModels restart;
+  restart.carried = [&](int i) { return &r_.nodes[i]; };
+  restart.works = [](int) { return true; };
+  const Evaluation e = Evaluate(g_, tg_, costs, machine, &restart);
+  for (size_t k = 0; k < r_.thread_groups.size(); ++k) {
+    GroupModel& gm = r_.thread_groups[k];
+    gm.bound = e.group_throughput[k];
+    if (gm.bound && (!r_.wait_bound || *gm.bound < *r_.wait_bound)) {
+      r_.wait_bound = gm.bound;
+      r_.wait_bound_group = gm.name;
+    }
+  }
   auto& a = r_.as_traced;
-  auto take = [&](double x, std::string who, const char* limit) {
-    if (!a.throughput || x < *a.throughput) {
-      a.throughput = x;
-      a.bottleneck = std::move(who);
-      a.limit = limit;
-    }
-  };
-  // The counted node with the most of `cost` among `names` (all nodes when
-  // null); `fallback` when none has any.
-  auto heaviest = [&](double NodeModel::*cost, const std::vector<std::string>* names, std::string fallback) {
-    double most = 0;
-    auto consider = [&](const NodeModel& m) {
-      if (m.reliable && m.steady_state_cost && m.*cost > most) {
-        most = m.*cost;
-        fallback = m.name;
-      }
-    };
-    if (names == nullptr) {
-      for (const auto& m : r_.nodes) consider(m);
-    } else {
-      for (const auto& name : *names) {
-        if (const NodeModel* m = r_.Find(name)) consider(*m);
-      }
-    }
-    return fallback;
-  };
-  for (const GroupModel& gm : r_.thread_groups) {
-    if (gm.bound) take(*gm.bound, heaviest(&NodeModel::service_seconds_per_minibatch, &gm.members, gm.name), "threads");
+  a.throughput = e.throughput;
+  a.steady_throughput = e.steady_throughput;
+  a.restart = e.restart;
+  a.bottleneck = e.bottleneck;
+  a.limit = e.limit;
+  // The best parallelism's bound, over whole epochs too.
+  if (a.restart && r_.predicted_throughput) {
+    r_.predicted_throughput = a.restart->Apply(BestParallelismBounds(r_));
   }
-  if (r_.cpu_seconds_per_minibatch > 0) {
-    take(r_.cores / r_.cpu_seconds_per_minibatch, heaviest(&NodeModel::cpu_seconds_per_minibatch, nullptr, ""), "cpu");
-  }
-  if (r_.disk_bound) take(*r_.disk_bound, heaviest(&NodeModel::disk_bytes_per_minibatch, nullptr, ""), "storage");
-  AddEpochRestart(g_, &r_);
 }
 
+// The machine's limits at the best parallelism, from the closed forms of
+// lp/steady_limits.h over every counted node: the cores, each node's core
+// cap (the CPU bound), storage, and a node that waits held by the most
+// threads it may have.
 void Modeler::Bounds() {
-  double sum_c = 0;
-  for (auto& m : r_.nodes) {
-    if (!m.steady_state_cost || !m.reliable) continue;
-    sum_c += m.cpu_seconds_per_minibatch;
-    r_.disk_bytes_per_minibatch += m.disk_bytes_per_minibatch;
-  }
-  r_.cpu_seconds_per_minibatch = sum_c;
-  if (sum_c > 0) {
-    r_.cpu_bound_uncapped = r_.cores / sum_c;
-    r_.cpu_bound = r_.cpu_bound_uncapped;
-    r_.cpu_bound_limit = "cores";
-  }
-  // With caps the LP (max X s.t. X <= theta_i R_i, sum theta_i <= cores,
-  // theta_i <= max_i) is solved exactly by giving each node the least it
-  // needs, theta_i = X c_i: X is then held by the cores or by the tightest
-  // max_i R_i.
-  for (auto& m : r_.nodes) {
-    if (!m.steady_state_cost || !m.reliable || !m.rate_per_core) continue;
-    const double cap = m.max_cores * *m.rate_per_core;
-    if (!r_.cpu_bound || cap < *r_.cpu_bound) {
-      r_.cpu_bound = cap;
-      r_.cpu_bound_limit = m.name;
+  lp::ThroughputProblem p;
+  p.cores = r_.cores;
+  for (const auto& m : r_.nodes) {
+    const bool counted = m.steady_state_cost && m.reliable;
+    const bool waits = counted && m.wait_seconds_per_minibatch > 0;
+    p.stages.push_back({m.name, counted ? m.cpu_seconds_per_minibatch : 0.0, m.max_cores,
+                        waits ? m.service_seconds_per_minibatch : 0.0, m.max_threads});
+    if (counted) {
+      p.storage.bytes_per_minibatch += m.disk_bytes_per_minibatch;
+      r_.cpu_seconds_per_minibatch += m.cpu_seconds_per_minibatch;
     }
   }
-  if (r_.disk_bytes_per_minibatch > 0 && r_.disk_bandwidth && *r_.disk_bandwidth > 0) {
-    r_.disk_bound = *r_.disk_bandwidth / r_.disk_bytes_per_minibatch;
-  }
-  if (r_.cpu_bound) {
-    r_.predicted_throughput = r_.cpu_bound;
-    r_.predicted_limit = "cpu";
-  }
-  if (r_.disk_bound && (!r_.predicted_throughput || *r_.disk_bound < *r_.predicted_throughput)) {
-    r_.predicted_throughput = r_.disk_bound;
-    r_.predicted_limit = "disk";
-  }
-  // With the best parallelism a stage that waits is held by the threads it
-  // may have, not by cores.
-  for (const auto& m : r_.nodes) {
-    if (!m.steady_state_cost || !m.reliable || m.wait_seconds_per_minibatch <= 0) continue;
-    const double cap = m.max_threads / m.service_seconds_per_minibatch;
-    if (!r_.predicted_throughput || cap < *r_.predicted_throughput) {
-      r_.predicted_throughput = cap;
-      r_.predicted_limit = "wait";
+  r_.disk_bytes_per_minibatch = p.storage.bytes_per_minibatch;
+  if (r_.disk_bandwidth && *r_.disk_bandwidth > 0) p.storage.bandwidth = *r_.disk_bandwidth;
+  using Kind = lp::SteadyLimit::Kind;
+  for (const auto& limit : lp::SteadyLimits(p)) {
+    const double x = limit.throughput;
+    if (limit.kind == Kind::kCores) r_.cpu_bound_uncapped = x;
+    if ((limit.kind == Kind::kCores || limit.kind == Kind::kStage) && (!r_.cpu_bound || x < *r_.cpu_bound)) {
+      r_.cpu_bound = x;
+      r_.cpu_bound_limit = limit.kind == Kind::kCores ? "cores" : p.stages[limit.index].name;
+    }
+    if (limit.kind == Kind::kStorage) r_.disk_bound = x;
+    if (!r_.predicted_throughput || x < *r_.predicted_throughput) {
+      r_.predicted_throughput = x;
+      r_.predicted_limit = limit.kind == Kind::kStorage ? "disk" : limit.kind == Kind::kThreads ? "wait" : "cpu";
     }
   }
 }

@@ -90,22 +90,4 @@ class Grouper {
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph) { return Grouper(graph).Run(); }
 
-std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph, const ThreadGroups& tg,
-                                        const std::unordered_map<std::string, double>& service,
-                                        double consumer_seconds_per_minibatch) {
-  std::optional<GroupLimit> best;
-  for (size_t k = 0; k < tg.groups.size(); ++k) {
-    const ThreadGroup& group = tg.groups[k];
-    double sum = k == 0 ? consumer_seconds_per_minibatch : 0.0;
-    for (int i : group.members) {
-      auto it = service.find(graph.name(i));
-      if (it != service.end()) sum += it->second;
-    }
-    if (sum <= 0) continue;
-    const double x = group.threads / sum;
-    if (!best || x < best->throughput) best = GroupLimit{x, group.name};
-  }
-  return best;
-}
-
 }  // namespace plumber::analysis

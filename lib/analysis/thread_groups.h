@@ -1,11 +1,12 @@
-// Thread groups (DESIGN.md section 4.1): which nodes of a program run on
+// Thread groups: which nodes of a program run on
 // which threads, read off the op table's ThreadUse. Inline work runs on its
 // consumer's thread; a pooled stage runs its work on its own workers, which
 // also pull its input one at a time under a lock; a prefetch runs its input
 // on a thread of its own; a parallel interleave runs its function's
 // instances on its workers. Nodes sharing threads add up: a group of n
 // threads whose members need s_i seconds of service per minibatch delivers
-// at most n / sum(s_i) minibatches/s.
+// at most n / sum(s_i) minibatches/s (the evaluator's group limit,
+// evaluator.h).
 #pragma once
 
 #include <optional>
@@ -40,19 +41,5 @@ struct ThreadGroups {
 };
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph);
-
-// The tightest bound the thread groups `tg` of `graph` (BuildThreadGroups)
-// put on its throughput, given each node's service per minibatch (seconds; by node name, absent
-// means 0) and the consumer's own time per minibatch (its model step):
-// min over groups of threads / sum of service. Nullopt when no group has
-// service. The rewrite asks it of the pipeline it emits, whose groups
-// differ from the traced one's (new threads, a prefetch, a cache).
-struct GroupLimit {
-  double throughput = 0;
-  std::string group;
-};
-std::optional<GroupLimit> TightestGroup(const ProgramGraph& graph, const ThreadGroups& tg,
-                                        const std::unordered_map<std::string, double>& service,
-                                        double consumer_seconds_per_minibatch);
 
 }  // namespace plumber::analysis

@@ -5,8 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "analysis/epoch_restart.h"
+#include "analysis/evaluator.h"
 #include "analysis/thread_groups.h"
+#include "lp/steady_limits.h"
 #include "pipeline/pool_chunks.h"
 
 namespace plumber::rewrite {
@@ -293,23 +294,31 @@ double EmittedModel::Ceiling(bool cached, const Costs& before, const Costs& afte
   return x;
 }
 
-// As lp::ThroughputWithCaches, without storage: the cores over the CPU of
-// the nodes still working, each one's cap over its own CPU, and a node
-// that waits its threads over its service.
+// The closed-form limits (lp/steady_limits.h) of the plan's working
+// stages at costs `c`, storage aside: the cores over all their CPU, each
+// one's core cap over its own CPU, and a stage that waits its threads over
+// its service.
 double EmittedModel::CacheBound(const Costs& c) const {
-  double x = c.cpu > 0 ? plan_.cores / c.cpu : std::numeric_limits<double>::infinity();
+  lp::ThroughputProblem p;
+  p.cores = plan_.cores;
+  double attributed = 0;
   for (const auto& s : plan_.stages) {
     if (!s.active) continue;
-    if (const auto cpu = c.cpu_of.find(s.name); cpu != c.cpu_of.end() && cpu->second > 0) {
-      x = std::min(x, s.max_cores / cpu->second);
-    }
+    const auto cpu = c.cpu_of.find(s.name);
     const auto service = c.service.find(s.name);
-    if (s.service_seconds_per_minibatch > s.cpu_seconds_per_minibatch && service != c.service.end() &&
-        service->second > 0) {
-      x = std::min(x, s.max_threads / service->second);
+    lp::StageCost stage{s.name, cpu != c.cpu_of.end() ? cpu->second : 0.0, s.max_cores, 0.0, s.max_threads};
+    if (s.service_seconds_per_minibatch > s.cpu_seconds_per_minibatch && service != c.service.end()) {
+      stage.service_seconds_per_minibatch = service->second;
     }
+    attributed += stage.cpu_seconds_per_minibatch;
+    p.stages.push_back(std::move(stage));
   }
-  return x;
+  // The CPU of hand-offs and of nodes the plan does not list.
+  if (c.cpu > attributed) {
+    p.stages.push_back({"", c.cpu - attributed, std::numeric_limits<double>::infinity(), 0.0, 0.0});
+  }
+  const auto x = lp::TightestLimit(p);
+  return x ? x->throughput : std::numeric_limits<double>::infinity();
 }
 
 StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cached,
@@ -345,9 +354,12 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     // pipeline, which ran 0.94x. A pool the rewrite removes gives its
     // consumer back only the CPU share: the trace's service of a thread is
     // its CPU and its own waits, so the heap-lock wait was never in it.
-    auto charge = [&](const std::string& who, double seconds) {
+    // `cpu` of `held` is CPU: the rest of it holds the thread off its CPU.
+    auto charge = [&](const std::string& who, double held, double cpu) {
       double& s = priced.service[who];
-      s = std::max(0.0, s + seconds);
+      s = std::max(0.0, s + held);
+      double& c = priced.cpu_of[who];
+      c = std::max(0.0, c + cpu);
     };
     // A node whose cost Learn took from a run at this parallelism paid its
     // own half there (pooled), or none (inline): it is in the measurement
@@ -356,9 +368,9 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     // another parallelism, next to whatever this node was then), so it is
     // charged as for any node: the model counts it once, on the consumer.
     const bool measured_here = learned.count(name) != 0;
-    if (!measured_here) charge(name, price / 2);
+    if (!measured_here) charge(name, price / 2, price / 2);
     const auto& consumers = g.consumers(i);
-    if (!consumers.empty()) charge(g.name(consumers[0]), added ? price : price / 2);
+    if (!consumers.empty()) charge(g.name(consumers[0]), added ? price : price / 2, price / 2);
     priced.cpu = std::max(0.0, priced.cpu + (measured_here ? price / 2 : price));
   }
   // The wake-ups of the nodes that work (not those under the cache).
@@ -366,6 +378,7 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     const auto at = priced.service.find(name);
     if (at == priced.service.end()) continue;
     at->second += seconds;
+    priced.cpu_of[name] += seconds;
     priced.cpu += seconds;
   }
   // A cache the rewrite inserts replays every element from memory after
@@ -378,27 +391,36 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     if (m == nullptr || m->visit_ratio <= 0) continue;
     const double replay = m->visit_ratio * price_.CopySeconds(m->bytes_per_element.value_or(0));
     priced.service[g.name(i)] += replay;
+    priced.cpu_of[g.name(i)] += replay;
     priced.cpu += replay;
   }
+  // The one evaluator (analysis/evaluator.h) with these costs, under the
+  // plan's ceiling.
+  analysis::RestartModels restart;
+  restart.carried = [&](int i) { return Carried(g, i); };
   auto throughput = [&](const Costs& c) {
-    analysis::SteadyBounds bounds;
-    bounds.other = x;
-    if (const auto groups = analysis::TightestGroup(g, threads, c.service, step_)) bounds.threads = groups->throughput;
-    if (c.cpu > 0) bounds.cpu = report_.cores / c.cpu;
+    analysis::ProgramCosts program;
+    program.nodes.resize(static_cast<size_t>(g.size()));
+    double attributed = 0;
+    for (int i = 0; i < g.size(); ++i) {
+      const auto service = c.service.find(g.name(i));
+      if (service == c.service.end()) continue;
+      const auto cpu = c.cpu_of.find(g.name(i));
+      analysis::WorkCost& w = program.nodes[i];
+      w.works = true;
+      w.cpu_seconds = cpu != c.cpu_of.end() ? cpu->second : 0.0;
+      w.service_seconds = service->second;
+      attributed += w.cpu_seconds;
+    }
+    program.unattributed_cpu_seconds = std::max(0.0, c.cpu - attributed);
     // Each epoch the repeat's input fills and drains again, from the nodes
     // that still work every epoch: under a cache only the replay does.
-    analysis::RestartCosts restart_costs;
-    restart_costs.carried = [&](int i) { return Carried(g, i); };
-    restart_costs.works = [&](int i) { return report_.Find(g.name(i)) != nullptr && c.service.count(g.name(i)); };
-    restart_costs.threads = [&](int i) {
-      const int k = threads.group_of[i];
-      return k >= 0 ? threads.groups[k].threads : 1;
-    };
-    restart_costs.group = [&](int i) { return threads.group_of[i]; };
-    restart_costs.cpu_seconds_per_minibatch = c.cpu;
-    restart_costs.cores = report_.cores;
-    const auto restart = analysis::FindEpochRestart(g, restart_costs);
-    return (restart ? restart->Apply(bounds) : bounds.Tightest()).value_or(x);
+    restart.works = [&](int i) { return report_.Find(g.name(i)) != nullptr && c.service.count(g.name(i)); };
+    analysis::EvaluationMachine machine;
+    machine.cores = report_.cores;
+    machine.step_seconds = step_;
+    machine.ceiling = x;
+    return analysis::Evaluate(g, threads, program, machine, &restart).throughput.value_or(x);
   };
   // Last, as it depends on how long an output takes: all the time the
   // batch's threads spend on it, and the pipeline's pace.
