@@ -316,7 +316,8 @@ std::string FormatAnalysisText(const Analysis& r) {
     out += "\nwarnings:\n";
     for (const auto& w : r.warnings) out += "  - " + w + "\n";
   }
-  if (r.plan) out += "\nplan (GLPK; what `plumber rewrite` could reach):\n" + PlanText(*r.plan);
+  if (r.plan) out += "\nplan: the LP's continuous optimum (GLPK, fractional cores; `plumber rewrite` predicts the pipeline it "
+                      "emits):\n" + PlanText(*r.plan);
   return out;
 }
 
@@ -335,7 +336,7 @@ std::string FormatAnalysisMarkdown(const Analysis& r) {
     out += "\n## Warnings\n\n";
     for (const auto& w : r.warnings) out += "- " + w + "\n";
   }
-  if (r.plan) out += "\n## Plan (GLPK, what a rewrite could reach)\n\n```\n" + PlanText(*r.plan) + "```\n";
+  if (r.plan) out += "\n## Plan: the LP's continuous optimum (GLPK, fractional cores)\n\n```\n" + PlanText(*r.plan) + "```\n";
   return out;
 }
 

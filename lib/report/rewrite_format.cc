@@ -113,7 +113,7 @@ std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, con
   if (r.plan.unbounded) {
     out += "unbounded rewritten (after the first epoch everything is replayed from the cache)";
   } else {
-    out += units::FormatMinibatchRate(r.predicted_after) + " rewritten";
+    out += units::FormatMinibatchRate(r.predicted_after) + " for the rewritten pipeline";
     if (r.predicted_before > 0) out += " (" + FormatSignificant(r.predicted_after / r.predicted_before) + "x)";
   }
   out += "\n";
@@ -121,7 +121,9 @@ std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, con
          " cores";
   if (r.io_readers > 0) out += " (+" + std::to_string(r.io_readers) + " I/O reader threads)";
   out += "; memory held about " + units::FormatBytes(r.memory_bytes) + "\n";
-  out += "plan (GLPK):\n" + PlanText(r.plan);
+  out += "plan: the LP's continuous optimum (GLPK, fractional cores; the rewrite searches whole threads around "
+         "it):\n" +
+         PlanText(r.plan);
   if (r.changes.empty()) {
     out += r.notes.empty() ? "changes: none (the pipeline is already as the plan wants it)\n"
                            : "changes: none\n";
