@@ -104,15 +104,15 @@ double GroupService(const ProgramGraph& g, const analysis::ThreadGroups& tg, int
 
 }  // namespace
 
-EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan,
+EmittedModel::EmittedModel(const analysis::Analysis& analysis, const analysis::Plan& plan,
                            const MeasuredCosts* learned)
-    : report_(report), plan_(plan), learned_(learned) {
-  step_ = std::max(0.0, report.header.options().step_time_seconds());
-  const ProgramGraph& traced = report.program_graph();
+    : analysis_(analysis), plan_(plan), learned_(learned) {
+  step_ = std::max(0.0, analysis.header.options().step_time_seconds());
+  const ProgramGraph& traced = analysis.program_graph();
   traced_handoffs_ = HandsOff(traced, analysis::BuildThreadGroups(traced));
   for (int i = 0; i < traced.size(); ++i) traced_parallelism_[traced.name(i)] = StageParallelism(traced, i);
-  if (report.header.machine().has_handoff()) {
-    const schema::HandoffCost& h = report.header.machine().handoff();
+  if (analysis.header.machine().has_handoff()) {
+    const schema::HandoffCost& h = analysis.header.machine().handoff();
     price_.known = h.cpu_ns() > 0;
     price_.per_handoff_ns = h.cpu_ns();
     price_.parked_chunk_ns = h.parked_chunk_cpu_ns();
@@ -129,14 +129,14 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
   // not hold: one per storage request of a reader, else one per element (a
   // sleep or a call per element). A node traced on more threads than cores
   // already paid, on its own clock, what many threads add to its work.
-  for (const auto& m : report.nodes) {
+  for (const auto& m : analysis.nodes) {
     const auto p = traced_parallelism_.find(m.name);
-    const bool traced_many = p != traced_parallelism_.end() && p->second > report.cores;
+    const bool traced_many = p != traced_parallelism_.end() && p->second > analysis.cores;
     if (m.wait_seconds <= 0 || m.elements <= 0 || price_.WakeupSeconds(traced_many) <= 0) continue;
     const double waits = m.storage_requests > 0 ? static_cast<double>(m.storage_requests) / m.elements : 1.0;
     wakeups_[m.name] = m.visit_ratio * waits * price_.WakeupSeconds(traced_many);
   }
-  for (const auto& m : report.nodes) {
+  for (const auto& m : analysis.nodes) {
     if (!m.reliable || !m.steady_state_cost) continue;
     traced_.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
     traced_.cpu_of[m.name] = m.cpu_seconds_per_minibatch;
@@ -149,11 +149,11 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
     if (const auto at = traced_service.find(name); at != traced_service.end()) at->second += seconds;
   }
   for (int i = 0; i < traced.size(); ++i) {
-    const analysis::NodeModel* m = report.Find(traced.name(i));
+    const analysis::NodeModel* m = analysis.Find(traced.name(i));
     if (!traced.op(i).stacks_elements || m == nullptr || m->visit_ratio <= 0 || !traced_.service.count(m->name)) {
       continue;
     }
-    const double pace = report.observed_throughput.value_or(0);
+    const double pace = analysis.observed_throughput.value_or(0);
     const double assembly =
         std::max(GroupService(traced, traced_threads, i, traced_service), pace > 0 ? 1 / pace : 0.0) /
         m->visit_ratio;
@@ -171,7 +171,7 @@ EmittedModel::EmittedModel(const analysis::Analysis& report, const analysis::Pla
 // rewrite inserted (a cache, a prefetch) the node it serves.
 const analysis::NodeModel* EmittedModel::Carried(const ProgramGraph& g, int i) const {
   for (int at = i; at >= 0;) {
-    if (const analysis::NodeModel* m = report_.Find(g.name(at))) return m;
+    if (const analysis::NodeModel* m = analysis_.Find(g.name(at))) return m;
     const auto& in = g.inputs(at);
     at = in.size() == 1 ? in[0] : -1;
   }
@@ -207,7 +207,7 @@ std::set<std::string> EmittedModel::Restack(const ProgramGraph& g, const analysi
   for (int i = 0; i < g.size(); ++i) {
     const std::string& name = g.name(i);
     const auto traced = traced_coldness_.find(name);
-    const analysis::NodeModel* m = report_.Find(name);
+    const analysis::NodeModel* m = analysis_.Find(name);
     if (traced == traced_coldness_.end() || m == nullptr || learned.count(name) || !priced.service.count(name)) {
       continue;
     }
@@ -238,7 +238,7 @@ std::set<std::string> EmittedModel::Learn(const ProgramGraph& g, Costs& costs, s
   if (learned_ == nullptr || learned_->empty()) return learned;
   for (int i = 0; i < g.size(); ++i) {
     const std::string& name = g.name(i);
-    const analysis::NodeModel* m = report_.Find(name);
+    const analysis::NodeModel* m = analysis_.Find(name);
     const auto traced = traced_parallelism_.find(name);
     // A node the rewrite added (a cache, a prefetch) was never measured; a
     // node under the cache does no work.
@@ -386,7 +386,7 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   // the thread of its consumer (HandoffPrice::CopySeconds). A cache
   // already traced has its cost measured.
   for (int i = 0; i < g.size(); ++i) {
-    if (!g.op(i).caches || report_.Find(g.name(i)) != nullptr || !cached) continue;
+    if (!g.op(i).caches || analysis_.Find(g.name(i)) != nullptr || !cached) continue;
     const analysis::NodeModel* m = Carried(g, i);
     if (m == nullptr || m->visit_ratio <= 0) continue;
     const double replay = m->visit_ratio * price_.CopySeconds(m->bytes_per_element.value_or(0));
@@ -415,9 +415,9 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     program.unattributed_cpu_seconds = std::max(0.0, c.cpu - attributed);
     // Each epoch the repeat's input fills and drains again, from the nodes
     // that still work every epoch: under a cache only the replay does.
-    restart.works = [&](int i) { return report_.Find(g.name(i)) != nullptr && c.service.count(g.name(i)); };
+    restart.works = [&](int i) { return analysis_.Find(g.name(i)) != nullptr && c.service.count(g.name(i)); };
     analysis::EvaluationMachine machine;
-    machine.cores = report_.cores;
+    machine.cores = analysis_.cores;
     machine.step_seconds = step_;
     machine.ceiling = x;
     return analysis::Evaluate(g, threads, program, machine, &restart).throughput.value_or(x);

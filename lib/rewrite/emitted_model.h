@@ -1,14 +1,13 @@
-// The model of a pipeline the rewrite emits (DESIGN.md 4.1, issue 16): the
-// traced costs of its nodes, its own thread groups (new threads, a
-// prefetch, a cache), the cores against the CPU that still works, the
-// plan's storage and cache bound, the price of every hand-off between
-// threads it adds or removes, the replay of a cache it adds, and the
-// epoch restart's fill and drain (analysis/epoch_restart.h). The rewrite
-// asks it of every configuration it considers, and its answer for the
-// emitted pipeline is the prediction the rewrite reports, so anyone can
-// re-evaluate a rewrite's output here.
-// Given the costs the optimize loop measured in earlier steps, a node at a
-// parallelism other than the traced one costs what it measured there.
+// The model of a pipeline the rewrite emits: the costs of the traced
+// nodes moved by what the new configuration changes (the price of every
+// hand-off between threads it adds or removes, the replay of a cache it
+// adds, costs measured at other parallelism in earlier runs, how cold a
+// batch's elements get), then evaluated by the one evaluator
+// (analysis/evaluator.h) over the program's own thread groups, cores and
+// epoch restart, under the plan's ceiling. The rewrite asks it of every
+// configuration it considers, and its answer for the emitted pipeline is
+// the prediction the rewrite reports, so anyone can re-evaluate a
+// rewrite's output here.
 #pragma once
 
 #include <set>
@@ -58,15 +57,9 @@ struct HandoffPrice {
   // core's cache, made on one core and freed on another, comes back to its
   // maker cold, and writing it again costs the slope per byte when the op
   // does little but write it; an op that computes each byte hides those
-  // writes behind its work. Measured: the image example's decode (602 kB
-  // elements, about 500 us of work each) cost its workers and consumer
-  // together at parallelism 2 the CPU it cost inline (16.1 ms a
-  // minibatch), where the slope over all its bytes charged 2.7 ms more;
-  // the cached example's batch after its cache (32 elements of 48 KiB, a
-  // copy of 49 us per 1.57 MB minibatch inline) cost 0.08 ns per byte more
-  // pooled at 196 kB to 786 kB minibatches (batch sizes 4 to 16) and 0.05
-  // at 1.57 MB, 169 us a minibatch against 91 inline, and ran slower at
-  // every size.
+  // writes behind its work (the image example's decode, about 500 us per
+  // 602 kB element, cost no more pooled than inline; the cached example's
+  // 1.57 MB minibatches, a copy each, cost 0.05-0.08 ns per byte more).
   static constexpr double kFittedBytes = 65536;
 
   // One element of `bytes` crossing threads, without the chunk's hand-off,
@@ -126,7 +119,7 @@ class EmittedModel {
  public:
   // `learned` (may be null; must outlive the model): costs measured in
   // earlier runs of this pipeline, per stage and parallelism.
-  EmittedModel(const analysis::Analysis& report, const analysis::Plan& plan,
+  EmittedModel(const analysis::Analysis& analysis, const analysis::Plan& plan,
                const MeasuredCosts* learned = nullptr);
 
   // Minibatches/s the model predicts for `program`, a rewrite of the traced
@@ -160,7 +153,7 @@ class EmittedModel {
   const analysis::NodeModel* Carried(const ProgramGraph& g, int i) const;
   double PriceSeconds(const ProgramGraph& g, int i) const;
 
-  const analysis::Analysis& report_;
+  const analysis::Analysis& analysis_;
   const analysis::Plan& plan_;
   const MeasuredCosts* learned_;
   // Parallelism of each traced node's threads, as the traced program

@@ -367,10 +367,10 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
 
 }  // namespace
 
-StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteOptions& options) {
-  const ProgramGraph& graph = report.program_graph();
+StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const RewriteOptions& options) {
+  const ProgramGraph& graph = analysis.program_graph();
   RewriteResult result;
-  PLUMBER_ASSIGN_OR_RETURN(result.plan, analysis::MakePlan(report, options.plan));
+  PLUMBER_ASSIGN_OR_RETURN(result.plan, analysis::MakePlan(analysis, options.plan));
   const analysis::Plan& plan = result.plan;
   result.pipeline = graph.program();
   schema::Pipeline& out = result.pipeline;
@@ -379,7 +379,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   // Set below to the model's value for the pipeline as given, so that
   // before and after come from one model (the analysis' as-traced figure
   // is its own LP, which prices no hand-offs).
-  result.predicted_before = report.as_traced.throughput.value_or(plan.throughput);
+  result.predicted_before = analysis.as_traced.throughput.value_or(plan.throughput);
 
   // What each change buys. The emitted pipeline is modelled with the
   // plan's costs (the stages under the cache idle) and ceiling; before a
@@ -393,7 +393,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       already_cached = true;
     }
   }
-  const EmittedModel model(report, plan, options.learned);
+  const EmittedModel model(analysis, plan, options.learned);
   std::set<LearnedUse> learned_used;
   // The cache the plan places, if the model says it pays (decided below).
   bool adds_cache = !plan.cache_node.empty() && !already_cached;
@@ -439,7 +439,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     k.cores += stage.cores;
     k.max_threads = std::min(k.max_threads, stage.max_threads);
   }
-  AssignParallelism(knobs, report.cores);
+  AssignParallelism(knobs, analysis.cores);
   AddWaitThreads(knobs, plan.unbounded ? 0.0 : plan.throughput);
 
   // The LP's answer rounded is a start, not the answer: the model prices
@@ -448,7 +448,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   // model says it pays. On programs of over kStampEachKnobNodes nodes each
   // evaluation builds a large graph, and the rounded plan stands.
   if (small_program) {
-    PLUMBER_ASSIGN_OR_RETURN(SearchResult searched, SearchParallelism(graph, knobs, report.cores, adds_cache,
+    PLUMBER_ASSIGN_OR_RETURN(SearchResult searched, SearchParallelism(graph, knobs, analysis.cores, adds_cache,
                                                                       !before_new_cache, plan, predict));
     if (adds_cache && !searched.cache) {
       if (!searched.kept_as_given) {
@@ -472,7 +472,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     if (k.op->has_function()) {
       // Latency-bound storage wants more files in flight than CPU needs
       // threads: the extra readers wait on I/O, so they sit outside the
-      // core budget, and the report says so.
+      // core budget, and the result says so.
       if (plan.read_parallelism && *plan.read_parallelism > p && k.wait_threads == 0) {
         result.io_readers += *plan.read_parallelism - p;
         why += "; " + std::to_string(*plan.read_parallelism - p) +
@@ -502,7 +502,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   // ---- Cache -----------------------------------------------------------
   // The output node; a cache inserted above it becomes the output.
   std::string root = graph.name(graph.output());
-  result.memory_bytes = static_cast<double>(report.buffered_bytes);
+  result.memory_bytes = static_cast<double>(analysis.buffered_bytes);
   if (!plan.cache_node.empty()) {
     if (adds_cache) {
       before_new_cache = false;
@@ -527,10 +527,10 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
 
   // ---- Prefetch at the output --------------------------------------------
   if (options.allow_prefetch) {
-    const analysis::NodeModel* root_model = report.Find(root);
+    const analysis::NodeModel* root_model = analysis.Find(root);
     // Clock jitter between the wait and the window can put the share a hair
     // above 1.
-    const double idle = std::clamp(report.consumer_wait_fraction.value_or(0.0), 0.0, 1.0);
+    const double idle = std::clamp(analysis.consumer_wait_fraction.value_or(0.0), 0.0, 1.0);
     // Proportional to the idleness, as the paper does: double buffering when
     // the consumer never waited, up to 16 batches when it waited always.
     int buffer = std::clamp(static_cast<int>(std::ceil(2 + 14 * idle)), 2, 16);
@@ -538,8 +538,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     // Never let the buffer push the pipeline past the memory it may use.
     // (An imported dump may not record the memory at all: then nothing is
     // known to cap it.)
-    while (report.memory_bytes > 0 && buffer > 1 &&
-           result.memory_bytes + buffer * element_bytes > static_cast<double>(report.memory_bytes)) {
+    while (analysis.memory_bytes > 0 && buffer > 1 &&
+           result.memory_bytes + buffer * element_bytes > static_cast<double>(analysis.memory_bytes)) {
       --buffer;
     }
     // Nodes of the traced program keep their index in `out`; a cache
@@ -553,7 +553,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
     const OpDef& output_op = graph.op(output);
     schema::Node* existing = (root == graph.name(graph.output()) && output_op.prefetches) ? out.mutable_nodes(output)
                                                                                           : nullptr;
-    const std::string why = (report.consumer_wait_fraction
+    const std::string why = (analysis.consumer_wait_fraction
                                  ? "the consumer waited " + FormatFixed(100 * idle, 0) + "% of the window; "
                                  : std::string("the consumer's waiting is not recorded; double buffering: ")) +
                             std::to_string(buffer) + " batches of " + units::FormatBytes(element_bytes) +
@@ -581,8 +581,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
       // already, 0.86x the naive pipeline, the model pricing it at 1%.) An
       // imported dump comes from training whose step it does not record:
       // there double buffering stands unless the model says it costs.
-      const bool step_known = report.header.options().step_time_seconds() > 0;
-      const bool step_unrecorded = !step_known && !report.imported_from.empty();
+      const bool step_known = analysis.header.options().step_time_seconds() > 0;
+      const bool step_unrecorded = !step_known && !analysis.imported_from.empty();
       bool pays = true;
       std::string gain;
       if (small_program) {
@@ -623,7 +623,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& report, const RewriteO
   for (const auto& [stage, p] : learned_used) {
     result.learned.push_back({stage, p});
     const MeasuredCost* c = options.learned->Find(stage, p);
-    const analysis::NodeModel* m = report.Find(stage);
+    const analysis::NodeModel* m = analysis.Find(stage);
     const int at = graph.Find(stage);
     if (c == nullptr || m == nullptr || m->visit_ratio <= 0 || at < 0) continue;
     result.notes.push_back(stage + " at " + std::to_string(p) + " thread(s) priced as measured in an earlier run: " +
