@@ -132,6 +132,15 @@ TEST_CASE("cardinality rules of each op", "[op_table]") {
   FixedInputs infinite;
   infinite.input = Cardinality::Infinite("forever");
   CHECK(CardOf(R"({"name": "t", "op": "take", "take": {"count": 5}})", infinite).value == 5);
+  // As tf.data answers: skip(-1) over an infinite input never ends, and
+  // repeat(0) is empty whatever its input.
+  CHECK(CardOf(R"({"name": "s", "op": "skip", "skip": {"count": -1}})", infinite).kind == Cardinality::Kind::kInfinite);
+  CHECK(CardOf(R"({"name": "r", "op": "repeat", "repeat": {"count": 0}})", infinite).value == 0);
+  FixedInputs unknown;
+  unknown.input = Cardinality::Unknown("not read");
+  CHECK(CardOf(R"({"name": "s", "op": "skip", "skip": {"count": -1}})", unknown).kind == Cardinality::Kind::kUnknown);
+  CHECK(CardOf(R"({"name": "r", "op": "repeat", "repeat": {"count": 0}})", unknown).value == 0);
+  CHECK(CardOf(R"({"name": "r", "op": "repeat"})", unknown).kind == Cardinality::Kind::kInfinite);
 
   // A filter passes the share it passed in the trace; having consumed
   // nothing, it cannot say.
@@ -174,3 +183,4 @@ TEST_CASE("the function edge and the nodes the rewrite inserts", "[op_table]") {
   CHECK(FindOp(repeat.op())->rereads_input(repeat));
   CHECK_FALSE(FindOp("repeat")->rereads_input(MakeRepeatNode("r", "x", 1)));
 }
+
