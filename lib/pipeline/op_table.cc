@@ -43,7 +43,8 @@ void CheckListFiles(const Node& n, ParamChecker& c) {
     c.Add("list_files.files", "give files or a pattern");
   }
 }
-Cardinality ListFilesCardinality(const Node& n, CardinalityInputs&) {
+Cardinality ListFilesCardinality(const Node& n, CardinalityInputs& in) {
+  if (const auto matched = in.MatchedFiles()) return Cardinality::Exact(static_cast<double>(*matched));
   if (!n.list_files().pattern().empty()) {
     return Cardinality::Unknown("the glob '" + n.list_files().pattern() + "' of '" + n.name() +
                                 "' is not resolved in the trace (no cardinality recorded)");
@@ -149,10 +150,13 @@ int64_t RepeatCount(const Node& n) { return n.repeat().has_count() ? n.repeat().
 void CheckRepeat(const Node& n, ParamChecker& c) {
   if (n.repeat().has_count()) c.Min("repeat.count", n.repeat().count(), -1);
 }
+// As tf.data's: repeat(0) is empty whatever its input; repeat(-1) is
+// infinite unless its input is empty.
 Cardinality RepeatCardinality(const Node& n, CardinalityInputs& in) {
   const int64_t count = RepeatCount(n);
+  if (count == 0) return Cardinality::Exact(0);
   Cardinality c = in.Input(0);
-  if (count >= 0) return MapCardinality(c, [&](double x) { return x * static_cast<double>(count); });
+  if (count > 0) return MapCardinality(c, [&](double x) { return x * static_cast<double>(count); });
   if (c.finite() && c.hi == 0) return c;
   return Cardinality::Infinite("'" + n.name() + "' repeats forever");
 }
@@ -213,10 +217,15 @@ Cardinality TakeCardinality(const Node& n, CardinalityInputs& in) {
 }
 
 void CheckSkip(const Node& n, ParamChecker& c) { c.Min("skip.count", n.skip().count(), -1); }
+// As tf.data's: an infinite or unknown input stays so whatever the count
+// (skip(-1) over an infinite input never reaches its end); over a finite
+// one, skip(-1) leaves nothing.
 Cardinality SkipCardinality(const Node& n, CardinalityInputs& in) {
   const double count = static_cast<double>(n.skip().count());
+  const Cardinality c = in.Input(0);
+  if (!c.finite()) return c;
   if (count < 0) return Cardinality::Exact(0);
-  return MapCardinality(in.Input(0), [&](double x) { return std::max(0.0, x - count); });
+  return MapCardinality(c, [&](double x) { return std::max(0.0, x - count); });
 }
 
 // ---- opaque (imported programs only) ----------------------------------------

@@ -3,9 +3,9 @@
 // the rewrite and the runtime's factory ask the row (its parameters check,
 // parallelism, threads, randomness, cardinality rule, storage, function
 // edge) instead of comparing op names; outside lib/pipeline no code names
-// an op to decide anything. Adding an op is: a row here, a params message
-// in schemas/pipeline.proto, its runtime dataset (lib/runtime, registered by
-// its params case), and tests.
+// an op to decide anything. The cardinality rule here is the only one: the
+// runtime's datasets report what it says of their inputs. Adding an op:
+// docs/architecture.md lists the steps.
 //
 // Rows describe a node of a valid program; the free functions below also
 // accept unknown ops (validate summarises invalid files) and answer as for
@@ -48,7 +48,8 @@ struct ThreadUse {
 
 // What an op's cardinality rule may consult: its inputs' cardinalities,
 // its function's (per opened dataset), and what the trace measured of the
-// node itself. The analysis implements it.
+// node itself. The analysis implements it over the trace, and the runtime
+// over its built datasets (so both answer by the same rule).
 class CardinalityInputs {
  public:
   virtual ~CardinalityInputs() = default;
@@ -65,6 +66,10 @@ class CardinalityInputs {
     double consumed = 0;
   };
   virtual std::optional<Flow> MeasuredFlow() = 0;
+  // list_files: how many files its list and pattern resolved to, when
+  // something resolved the glob (the runtime does, when it builds the
+  // dataset); nullopt otherwise.
+  virtual std::optional<int64_t> MatchedFiles() { return std::nullopt; }
 };
 
 using NodeFiles = google::protobuf::RepeatedPtrField<std::string>;

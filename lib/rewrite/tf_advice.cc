@@ -2,51 +2,20 @@
 #include "rewrite/tf_advice.h"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "base/number_format.h"
 #include "base/units.h"
+#include "pipeline/tf_types.h"
 
 namespace plumber::rewrite {
 namespace {
-
-// How a tf.data iterator type is written in Python, for the knobs the
-// rewrite turns. Types are matched by prefix (ParallelMapV2 is a
-// ParallelMap, BatchV2 a Batch).
-struct TfCall {
-  std::string_view type_prefix;
-  std::string_view call;  // the transformation as users write it
-};
-constexpr std::array kCalls = {
-    TfCall{"ParallelMap", ".map(f, num_parallel_calls={p})"},
-    TfCall{"Map", ".map(f, num_parallel_calls={p})"},
-    TfCall{"MapAndBatch", ".map(f, num_parallel_calls={p}).batch(b): map_and_batch is deprecated; tf.data fuses them"},
-    TfCall{"ParallelBatch", ".batch(b, num_parallel_calls={p})"},
-    TfCall{"Batch", ".batch(b, num_parallel_calls={p})"},
-    TfCall{"ParallelInterleave", ".interleave(f, cycle_length={c}, num_parallel_calls={p})"},
-    TfCall{"LegacyParallelInterleave", ".interleave(f, cycle_length={c}, num_parallel_calls={p})"},
-    TfCall{"Interleave", ".interleave(f, cycle_length={c}, num_parallel_calls={p})"},
-    TfCall{"FlatMap", ".interleave(f, cycle_length={c}, num_parallel_calls={p}) in place of .flat_map(f)"},
-};
 
 std::string Replace(std::string s, std::string_view key, const std::string& value) {
   for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size())) {
     s.replace(at, key.size(), value);
   }
   return s;
-}
-
-const TfCall* CallFor(std::string_view type) {
-  // Longest prefix first: ParallelMap before Map, MapAndBatch before Map.
-  const TfCall* best = nullptr;
-  for (const auto& c : kCalls) {
-    if (type.substr(0, c.type_prefix.size()) == c.type_prefix &&
-        (best == nullptr || c.type_prefix.size() > best->type_prefix.size())) {
-      best = &c;
-    }
-  }
-  return best;
 }
 
 // "the ParallelMapV2 (ParallelMapV2.12) read by BatchV2.14": the type first,
@@ -95,9 +64,9 @@ std::vector<TfAdvice> TfDataAdvice(const analysis::Analysis& analysis, const Rew
           op && op->cycle_length ? value_of(c.node, "cycle_length", std::to_string(op->cycle_length(*node))) : "";
       const std::string p = value_of(c.node, "parallelism", node ? std::to_string(NodeParallelism(*node)) : "1");
       if (c.what == "cycle_length" && value_of(c.node, "parallelism", "") != "") continue;  // said with parallelism
-      const TfCall* call = CallFor(a.tf_type);
-      a.edit = call ? Replace(Replace(std::string(call->call), "{p}", p), "{c}", cycle)
-                    : "set its parallelism to " + p;
+      const TfTypeDef* type = FindTfType(a.tf_type);
+      a.edit = type && !type->call.empty() ? Replace(Replace(std::string(type->call), "{p}", p), "{c}", cycle)
+                                           : "set its parallelism to " + p;
       a.before = c.what == "parallelism" ? "num_parallel_calls=" + c.before : "cycle_length=" + c.before;
       if (c.what == "parallelism" && !cycle.empty()) a.before += ", cycle_length=" + std::to_string(op->cycle_length(*node));
     } else if (c.what == "cache") {

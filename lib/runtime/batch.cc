@@ -68,11 +68,6 @@ Status StackBatch(std::vector<Element>& in, const std::string& node, Element* ou
   return Status::OK();
 }
 
-int64_t BatchCardinality(int64_t in, int64_t size, bool drop) {
-  if (in < 0) return in;
-  return drop ? in / size : (in + size - 1) / size;
-}
-
 // Pulls up to n elements; fewer only at the end of the input. Each is
 // pulled into the slot of the previous batch's element at its position, so
 // that an input which refills its output (a source, a pool that swaps its
@@ -98,7 +93,6 @@ class BatchDataset final : public UnaryDataset {
         drop_(node.batch().drop_remainder()),
         parallelism_(node.batch().has_parallelism() ? node.batch().parallelism() : 1) {}
 
-  int64_t Cardinality() const override { return BatchCardinality(input_->Cardinality(), size_, drop_); }
   int Parallelism() const override { return parallelism_; }
   int64_t BufferCapacity() const override { return parallelism_ > 1 ? parallelism_ : 0; }
 
@@ -147,8 +141,6 @@ class PaddedBatchDataset final : public UnaryDataset {
         drop_(node.padded_batch().drop_remainder()),
         pad_(node.padded_batch().padding_value()),
         padded_shape_(node.padded_batch().padded_shape().begin(), node.padded_batch().padded_shape().end()) {}
-
-  int64_t Cardinality() const override { return BatchCardinality(input_->Cardinality(), size_, drop_); }
 
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {

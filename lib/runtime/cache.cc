@@ -22,8 +22,6 @@ class CacheDataset final : public UnaryDataset {
   CacheDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input, std::string path, Env* env)
       : UnaryDataset(node, c, std::move(input)), path_(std::move(path)), env_(env) {}
 
-  int64_t Cardinality() const override { return input_->Cardinality(); }
-
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {
     if (path_.empty()) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,8 +132,15 @@ class Dataset {
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IterCtx& ctx) const;
 
   // Elements in one pass: a count, kInfiniteCardinality or
-  // kUnknownCardinality.
-  virtual int64_t Cardinality() const = 0;
+  // kUnknownCardinality. Not the dataset's own rule: Program::Build asks
+  // the op table's rule (the one the analysis uses) over the inputs' and
+  // the function's, and records the answer in the node's counters.
+  int64_t Cardinality() const {
+    return counters_ != nullptr && counters_->cardinality ? *counters_->cardinality : kUnknownCardinality;
+  }
+  // list_files: how many files its list and glob resolved to, for the op
+  // table's rule; nullopt for every other dataset.
+  virtual std::optional<int64_t> MatchedFiles() const { return std::nullopt; }
   // Worker threads the dataset runs (1 for sequential datasets).
   virtual int Parallelism() const { return 1; }
   // Elements its buffer holds at most; 0 without a buffer.

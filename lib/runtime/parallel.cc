@@ -25,9 +25,6 @@ class InterleaveDataset final : public Dataset {
         parallelism_(node.interleave().has_parallelism() ? node.interleave().parallelism() : 1),
         deterministic_(!node.interleave().has_deterministic() || node.interleave().deterministic()) {}
 
-  int64_t Cardinality() const override {
-    return input_->Cardinality() == 0 ? 0 : kUnknownCardinality;
-  }
   int Parallelism() const override { return parallelism_; }
   // Each open dataset may have a block and one more element buffered.
   // The cycle's datasets and as many opened ahead, each with its buffer.
@@ -432,7 +429,6 @@ class PrefetchDataset final : public Dataset {
   PrefetchDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input)
       : Dataset(node.name(), c), input_(std::move(input)), size_(node.prefetch().buffer_size()) {}
 
-  int64_t Cardinality() const override { return input_->Cardinality(); }
   int64_t BufferCapacity() const override { return size_; }
 
  protected:

@@ -21,11 +21,6 @@ class RangeDataset final : public Dataset {
   RangeDataset(std::string name, NodeCounters* c, int64_t start, int64_t stop, int64_t step)
       : Dataset(std::move(name), c), start_(start), stop_(stop), step_(step) {}
 
-  int64_t Cardinality() const override {
-    if (step_ > 0) return stop_ > start_ ? (stop_ - start_ + step_ - 1) / step_ : 0;
-    return start_ > stop_ ? (start_ - stop_ - step_ - 1) / -step_ : 0;
-  }
-
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx&) const override {
     return std::unique_ptr<Iterator>(new It(this));
@@ -64,7 +59,7 @@ class ListFilesDataset final : public Dataset {
   ListFilesDataset(std::string name, NodeCounters* c, std::vector<std::string> files, bool shuffle, uint64_t seed)
       : Dataset(std::move(name), c), files_(std::move(files)), shuffle_(shuffle), seed_(seed) {}
 
-  int64_t Cardinality() const override { return static_cast<int64_t>(files_.size()); }
+  std::optional<int64_t> MatchedFiles() const override { return static_cast<int64_t>(files_.size()); }
 
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx&) const override {
@@ -234,8 +229,6 @@ class FileReaderDataset final : public Dataset {
         mode_(mode),
         files_(std::move(files)),
         input_(std::move(input)) {}
-
-  int64_t Cardinality() const override { return kUnknownCardinality; }
 
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {

@@ -21,7 +21,6 @@ class MapDataset final : public UnaryDataset {
       : UnaryDataset(node, c, std::move(input)), udf_(std::move(udf)), parallelism_(parallelism),
         deterministic_(deterministic) {}
 
-  int64_t Cardinality() const override { return input_->Cardinality(); }
   int Parallelism() const override { return parallelism_; }
   int64_t BufferCapacity() const override { return parallelism_ > 1 ? parallelism_ : 0; }
 
@@ -81,10 +80,6 @@ class FilterDataset final : public UnaryDataset {
   FilterDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input, Udf predicate)
       : UnaryDataset(node, c, std::move(input)), predicate_(std::move(predicate)) {}
 
-  int64_t Cardinality() const override {
-    return input_->Cardinality() == kInfiniteCardinality ? kInfiniteCardinality : kUnknownCardinality;
-  }
-
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {
     PLUMBER_ASSIGN_OR_RETURN(auto input, OpenInput(ctx));
@@ -123,7 +118,6 @@ class ShuffleDataset final : public UnaryDataset {
         seed_(static_cast<uint64_t>(node.shuffle().seed())),
         reshuffle_(!node.shuffle().has_reshuffle_each_iteration() || node.shuffle().reshuffle_each_iteration()) {}
 
-  int64_t Cardinality() const override { return input_->Cardinality(); }
   int64_t BufferCapacity() const override { return buffer_size_; }
 
  protected:
@@ -186,14 +180,6 @@ class RepeatDataset final : public UnaryDataset {
  public:
   RepeatDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input)
       : UnaryDataset(node, c, std::move(input)), count_(node.repeat().has_count() ? node.repeat().count() : -1) {}
-
-  int64_t Cardinality() const override {
-    const int64_t in = input_->Cardinality();
-    if (count_ == 0 || in == 0) return 0;
-    if (in == kUnknownCardinality) return kUnknownCardinality;
-    if (count_ < 0 || in == kInfiniteCardinality) return kInfiniteCardinality;
-    return in * count_;
-  }
 
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {
@@ -282,14 +268,6 @@ class TakeDataset final : public UnaryDataset {
   TakeDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input)
       : UnaryDataset(node, c, std::move(input)), count_(node.take().count()) {}
 
-  int64_t Cardinality() const override {
-    const int64_t in = input_->Cardinality();
-    if (count_ < 0) return in;
-    if (in == kInfiniteCardinality) return count_;
-    if (in == kUnknownCardinality) return kUnknownCardinality;
-    return std::min(in, count_);
-  }
-
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {
     PLUMBER_ASSIGN_OR_RETURN(auto input, OpenInput(ctx));
@@ -321,13 +299,6 @@ class SkipDataset final : public UnaryDataset {
  public:
   SkipDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input)
       : UnaryDataset(node, c, std::move(input)), count_(node.skip().count()) {}
-
-  int64_t Cardinality() const override {
-    const int64_t in = input_->Cardinality();
-    if (in < 0) return in;
-    if (count_ < 0) return 0;
-    return std::max<int64_t>(0, in - count_);
-  }
 
  protected:
   StatusOr<std::unique_ptr<Iterator>> MakeIteratorInternal(const IterCtx& ctx) const override {

@@ -29,6 +29,7 @@
 
 #include "pipeline/param_check.h"
 #include "pipeline/program_graph.h"
+#include "pipeline/tf_types.h"
 #include "pipeline_snapshot.pb.h"
 #include "traceio/import_time.h"
 
@@ -51,8 +52,7 @@ constexpr int64_t kMaxCores = 1 << 20;
 constexpr int64_t kInfinite = -1;
 constexpr int64_t kUnknown = -2;
 
-// What plumber makes of a TF dataset type (the op name without "Dataset"
-// and its version suffix).
+// What this format's importer makes of a TF dataset type.
 enum class Kind {
   kOpaque, kMap, kParallelMap, kFilter, kBatch, kParallelBatch, kMapAndBatch, kPaddedBatch, kPrefetch,
   kShuffle, kRepeat, kCache, kTake, kSkip, kTfRecord, kTextLine, kInterleave,
@@ -64,68 +64,44 @@ struct KindInfo {
   int tail = 0;
 };
 
-const std::map<std::string, KindInfo, std::less<>>& KindTable() {
-  static const auto* table = new std::map<std::string, KindInfo, std::less<>>{
-      {"Map", {Kind::kMap}},
-      {"ParallelMap", {Kind::kParallelMap}},
-      {"Filter", {Kind::kFilter}},
-      {"Batch", {Kind::kBatch}},
-      {"ParallelBatch", {Kind::kParallelBatch}},
-      {"MapAndBatch", {Kind::kMapAndBatch}},
-      {"ExperimentalMapAndBatch", {Kind::kMapAndBatch}},
-      {"PaddedBatch", {Kind::kPaddedBatch}},
-      {"Prefetch", {Kind::kPrefetch}},
-      {"Shuffle", {Kind::kShuffle}},
-      {"Repeat", {Kind::kRepeat}},
-      {"Cache", {Kind::kCache}},
-      {"Take", {Kind::kTake}},
-      {"Skip", {Kind::kSkip}},
-      {"TFRecord", {Kind::kTfRecord}},
-      {"TextLine", {Kind::kTextLine}},
-      // input_dataset, other_arguments..., cycle_length, block_length.
-      {"Interleave", {Kind::kInterleave, 2}},
-  };
-  return *table;
-}
-
 // ParallelInterleave's trailing inputs depend on its version: V2 and V3
 // end in cycle_length, block_length, num_parallel_calls; V4 adds
 // buffer_output_elements and prefetch_input_elements before the last.
 int ParallelInterleaveTail(std::string_view version) { return version == "V4" ? 5 : 3; }
 
-// "ParallelMapDatasetV2" -> type "ParallelMapV2", base "ParallelMap",
-// version "V2".
-struct TfType {
-  std::string type;
-  std::string base;
-  std::string version;
-};
-TfType SplitType(std::string_view op) {
-  TfType t;
-  std::string s(op);
-  const size_t d = s.find("Dataset");
-  if (d != std::string::npos) s.erase(d, 7);
-  t.type = s;
-  size_t v = s.size();
-  while (v > 0 && std::isdigit(static_cast<unsigned char>(s[v - 1]))) --v;
-  if (v > 0 && v < s.size() && s[v - 1] == 'V') {
-    t.base = s.substr(0, v - 1);
-    t.version = s.substr(v - 1);
-  } else {
-    t.base = s;
-  }
-  return t;
-}
-
+// The type's row in the shared TF type table, in the terms this format's
+// graph inputs are read in.
 std::optional<KindInfo> Classify(std::string_view op) {
-  const TfType t = SplitType(op);
-  if (t.base == "ParallelInterleave" || t.base == "LegacyParallelInterleave") {
-    return KindInfo{Kind::kInterleave, ParallelInterleaveTail(t.version)};
+  const TfTypeDef* def = FindTfType(op);
+  if (def == nullptr) return std::nullopt;
+  switch (def->kind) {
+    case TfKind::kMap: return KindInfo{Kind::kMap};
+    case TfKind::kParallelMap: return KindInfo{Kind::kParallelMap};
+    case TfKind::kFilter: return KindInfo{Kind::kFilter};
+    case TfKind::kBatch: return KindInfo{Kind::kBatch};
+    case TfKind::kParallelBatch: return KindInfo{Kind::kParallelBatch};
+    case TfKind::kMapAndBatch: return KindInfo{Kind::kMapAndBatch};
+    case TfKind::kPaddedBatch: return KindInfo{Kind::kPaddedBatch};
+    case TfKind::kPrefetch: return KindInfo{Kind::kPrefetch};
+    case TfKind::kShuffle: return KindInfo{Kind::kShuffle};
+    case TfKind::kRepeat: return KindInfo{Kind::kRepeat};
+    case TfKind::kCache: return KindInfo{Kind::kCache};
+    case TfKind::kTake: return KindInfo{Kind::kTake};
+    case TfKind::kSkip: return KindInfo{Kind::kSkip};
+    case TfKind::kTfRecord: return KindInfo{Kind::kTfRecord};
+    case TfKind::kTextLine: return KindInfo{Kind::kTextLine};
+    // input_dataset, other_arguments..., cycle_length, block_length.
+    case TfKind::kInterleave: return KindInfo{Kind::kInterleave, 2};
+    case TfKind::kParallelInterleave:
+      return KindInfo{Kind::kInterleave, ParallelInterleaveTail(SplitTfType(op).version)};
+    // Their graph inputs are not the op's (a flat_map has no cycle_length,
+    // a shuffle_and_repeat also repeats, a memory cache names no file):
+    // kept opaque here.
+    case TfKind::kShuffleAndRepeat:
+    case TfKind::kMemoryCache:
+    case TfKind::kFlatMap: return std::nullopt;
   }
-  const auto& table = KindTable();
-  auto it = table.find(t.base);
-  if (it == table.end()) return std::nullopt;
-  return it->second;
+  return std::nullopt;
 }
 
 // The fork's own test for a tf.data node of the graph.
@@ -510,7 +486,7 @@ const OpStats* Importer::StatsOf(const Op& op) const {
 
 Status Importer::MakeNode(const Op& op, schema::Node* node) {
   const auto& def = Def(op);
-  const TfType t = SplitType(def.op());
+  const TfTypeName t = SplitTfType(def.op());
   node->set_name(op.name);
   node->set_imported_type(Sanitize(t.type));
   for (int in : op.inputs) node->add_inputs(ops_[in].name);
@@ -678,7 +654,7 @@ Status Importer::Build() {
   // Output first, so that reports list the program top-down.
   std::vector<int> order;
   for (int i = static_cast<int>(ops_.size()) - 1; i >= 0; --i) order.push_back(i);
-  for (int i : order) ops_[i].name = UniqueName(Def(ops_[i]), SplitType(Def(ops_[i]).op()).type);
+  for (int i : order) ops_[i].name = UniqueName(Def(ops_[i]), SplitTfType(Def(ops_[i]).op()).type);
   for (int i : order) PLUMBER_RETURN_IF_ERROR(MakeNode(ops_[i], program_.add_nodes()));
   program_.set_output(ops_[output_].name);
   program_.set_imported_from(kFormat);

@@ -21,6 +21,7 @@
 #include "base/units.h"
 #include "pipeline/param_check.h"
 #include "pipeline/program_graph.h"
+#include "pipeline/tf_types.h"
 #include "traceio/import_time.h"
 #include "traceio/tf_model_parse.h"
 
@@ -61,28 +62,34 @@ int64_t PlusPerRecord(int64_t bytes, int64_t records, int64_t framing) {
   return sum;
 }
 
-bool StartsWith(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
+// The type's row in the shared TF type table, in the terms this format's
+// parameters are read in; a type without a row is opaque (and may report a
+// parallelism).
 TypeMapping MapType(const std::string& t) {
-  if (t == "Map") return {Kind::kMap};
-  if (t == "ParallelMap" || t == "ParallelMapV2") return {Kind::kMap, true};
-  if (t == "Filter") return {Kind::kFilter};
-  if (t == "Batch" || t == "BatchV2") return {Kind::kBatch};
-  if (t == "ParallelBatch" || t == "MapAndBatch") return {Kind::kBatch, true};
-  if (StartsWith(t, "PaddedBatch")) return {Kind::kPaddedBatch};
-  if (t == "Prefetch") return {Kind::kPrefetch};
-  if (StartsWith(t, "Shuffle")) return {Kind::kShuffle};
-  if (t == "Repeat") return {Kind::kRepeat};
-  if (t == "Cache" || t == "MemoryCache") return {Kind::kCache};
-  if (t == "Take") return {Kind::kTake};
-  if (t == "Skip") return {Kind::kSkip};
-  if (t == "TFRecord") return {Kind::kTfrecord};
-  if (t == "TextLine") return {Kind::kTextLine};
-  if (t == "Interleave") return {Kind::kInterleave};
-  if (StartsWith(t, "ParallelInterleave") || StartsWith(t, "LegacyParallelInterleave")) {
-    return {Kind::kInterleave, true};
+  const TfTypeDef* def = FindTfType(t);
+  if (def == nullptr) return {Kind::kOpaque, true};
+  switch (def->kind) {
+    case TfKind::kMap: return {Kind::kMap};
+    case TfKind::kParallelMap: return {Kind::kMap, true};
+    case TfKind::kFilter: return {Kind::kFilter};
+    case TfKind::kBatch: return {Kind::kBatch};
+    case TfKind::kParallelBatch:
+    case TfKind::kMapAndBatch: return {Kind::kBatch, true};
+    case TfKind::kPaddedBatch: return {Kind::kPaddedBatch};
+    case TfKind::kPrefetch: return {Kind::kPrefetch};
+    case TfKind::kShuffle:
+    case TfKind::kShuffleAndRepeat: return {Kind::kShuffle};
+    case TfKind::kRepeat: return {Kind::kRepeat};
+    case TfKind::kCache:
+    case TfKind::kMemoryCache: return {Kind::kCache};
+    case TfKind::kTake: return {Kind::kTake};
+    case TfKind::kSkip: return {Kind::kSkip};
+    case TfKind::kTfRecord: return {Kind::kTfrecord};
+    case TfKind::kTextLine: return {Kind::kTextLine};
+    case TfKind::kInterleave: return {Kind::kInterleave};
+    case TfKind::kParallelInterleave: return {Kind::kInterleave, true};
+    case TfKind::kFlatMap: return {Kind::kInterleave, false, true};
   }
-  if (t == "FlatMap") return {Kind::kInterleave, false, true};
   return {Kind::kOpaque, true};
 }
 

@@ -1,11 +1,13 @@
 // The op table answers for every op: each row is complete for what it
 // declares, its accessors agree with each other, and its cardinality rule,
-// threads and randomness follow from the node's parameters.
+// threads and randomness follow from the node's parameters; and every TF
+// dataset type the importers and the advice know becomes a row of it.
 #include <catch2/catch.hpp>
 
 #include <set>
 
 #include "pipeline/op_table.h"
+#include "pipeline/tf_types.h"
 #include "pipeline/udf_table.h"
 #include "traceio/pipeline_io.h"
 
@@ -132,6 +134,15 @@ TEST_CASE("cardinality rules of each op", "[op_table]") {
   FixedInputs infinite;
   infinite.input = Cardinality::Infinite("forever");
   CHECK(CardOf(R"({"name": "t", "op": "take", "take": {"count": 5}})", infinite).value == 5);
+  // As tf.data answers: skip(-1) over an infinite input never ends, and
+  // repeat(0) is empty whatever its input.
+  CHECK(CardOf(R"({"name": "s", "op": "skip", "skip": {"count": -1}})", infinite).kind == Cardinality::Kind::kInfinite);
+  CHECK(CardOf(R"({"name": "r", "op": "repeat", "repeat": {"count": 0}})", infinite).value == 0);
+  FixedInputs unknown;
+  unknown.input = Cardinality::Unknown("not read");
+  CHECK(CardOf(R"({"name": "s", "op": "skip", "skip": {"count": -1}})", unknown).kind == Cardinality::Kind::kUnknown);
+  CHECK(CardOf(R"({"name": "r", "op": "repeat", "repeat": {"count": 0}})", unknown).value == 0);
+  CHECK(CardOf(R"({"name": "r", "op": "repeat"})", unknown).kind == Cardinality::Kind::kInfinite);
 
   // A filter passes the share it passed in the trace; having consumed
   // nothing, it cannot say.
@@ -173,4 +184,26 @@ TEST_CASE("the function edge and the nodes the rewrite inserts", "[op_table]") {
   const schema::Node repeat = MakeRepeatNode("r", "x", -1);
   CHECK(FindOp(repeat.op())->rereads_input(repeat));
   CHECK_FALSE(FindOp("repeat")->rereads_input(MakeRepeatNode("r", "x", 1)));
+}
+
+TEST_CASE("every TF type becomes an op row, found with or without Dataset and version", "[op_table]") {
+  for (const TfTypeDef& t : AllTfTypes()) {
+    INFO(t.base);
+    const OpDef* op = FindOp(t.op);
+    REQUIRE(op != nullptr);
+    CHECK_FALSE(op->imported_only);
+    // A call for the advice only where the rewrite turns a knob: parallelism.
+    CHECK(t.call.empty() != op->parallelizable());
+    CHECK(FindTfType(t.base) == &t);
+  }
+  const TfTypeName parts = SplitTfType("ParallelMapDatasetV2");
+  CHECK(parts.type == "ParallelMapV2");
+  CHECK(parts.base == "ParallelMap");
+  CHECK(parts.version == "V2");
+  REQUIRE(FindTfType("ParallelMapV2") != nullptr);
+  CHECK(FindTfType("ParallelMapV2")->kind == TfKind::kParallelMap);
+  CHECK(FindTfType("MapAndBatchDataset")->kind == TfKind::kMapAndBatch);
+  CHECK(FindTfType("ParallelInterleaveDatasetV4")->kind == TfKind::kParallelInterleave);
+  CHECK(FindTfType("BatchV2")->op == "batch");
+  CHECK(FindTfType("TensorSlice") == nullptr);
 }
