@@ -27,8 +27,8 @@ declare -A allowed=(
   [lp]="base lp"
   [traceio]="base pipeline traceio"
   [analysis]="base pipeline traceio lp analysis"
-  [rewrite]="base pipeline traceio lp analysis rewrite"
-  [runtime]="base pipeline traceio runtime"
+  [rewrite]="base pipeline lp analysis rewrite"
+  [runtime]="base pipeline traceio lp runtime"
   [optimize]="base pipeline traceio lp analysis rewrite runtime optimize"
   [report]="base pipeline traceio lp analysis rewrite runtime optimize report"
 )

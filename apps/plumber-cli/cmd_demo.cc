@@ -28,16 +28,10 @@ struct DemoFlags {
 
 int RunDemo(const DemoFlags& f) {
   Env* env = Env::Default();
-  optimize::TempDir temp;
-  std::string dir = f.keep;
-  if (dir.empty()) {
-    auto made = optimize::TempDir::Make("plumber-demo-");
-    if (!made.ok()) return ReportError(made.status());
-    temp = std::move(made).value();
-    dir = temp.path();
-  } else if (Status s = optimize::MakeDirectories(dir); !s.ok()) {
-    return ReportError(s);
-  }
+  ScopedTempDir temp;
+  auto made = optimize::WorkingDirectory(env, f.keep, "plumber-demo-", &temp);
+  if (!made.ok()) return ReportError(made.status());
+  const std::string dir = *made;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::cout << fmt::format("plumber demo: a naive image pipeline, optimized for this machine ({} cores)\n", cores);
   auto setup = optimize::PrepareDemo(env, dir, f.small);
@@ -58,7 +52,7 @@ int RunDemo(const DemoFlags& f) {
   if (!result.ok()) return ReportError(result.status());
   const optimize::OptimizeResult& r = *result;
   std::cout << report::StepTable(r) << "\n";
-  if (r.steps.empty() || !r.best().complete) {
+  if (!r.has_best()) {
     Warn("interrupted before any run completed");
     return kExitFailure;
   }

@@ -1,6 +1,5 @@
 // plumber gen images|text OUTDIR: writes test data for pipelines: TFRecord
 // shards of tf.train.Example with JPEG images and labels, or text files.
-#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -22,10 +21,8 @@ struct GenOptions {
 };
 
 int RunGen(const GenOptions& opt) {
-  std::error_code ec;
-  std::filesystem::create_directories(opt.outdir, ec);
-  if (ec) return ReportError(Status::IOError(opt.outdir + ": cannot create the directory: " + ec.message()));
   Env* env = Env::Default();
+  if (Status s = env->CreateDirectories(opt.outdir); !s.ok()) return ReportError(s);
   StatusOr<std::vector<std::string>> written = Status::Internal("unset");
   if (opt.kind == "images") {
     runtime::ImageGenOptions g;

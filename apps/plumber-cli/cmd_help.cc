@@ -2,8 +2,6 @@
 // same text as `man plumber-NAME`. The pages are compiled into the binary
 // (man_pages.h), rendered by man(1) when it is installed and by the small
 // roff reader of lib/report/manual.h otherwise (or with --plain).
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
 
@@ -25,17 +23,13 @@ bool HaveMan() { return std::system("command -v man >/dev/null 2>&1") == 0; }
 // man -l on a private copy of the page: man(1) picks the width, the pager
 // (none when stdout is not a terminal) and strips formatting for pipes.
 int RenderWithMan(std::string_view text) {
-  char dir[] = "/tmp/plumber-help-XXXXXX";
-  if (!mkdtemp(dir)) return -1;
-  const std::string path = std::string(dir) + "/page.1";
-  int code = -1;
-  if (WriteFileAtomically(Env::Default(), path, text).ok()) {
-    std::cout.flush();
-    code = std::system(("man -l '" + path + "'").c_str());
-  }
-  (void)Env::Default()->RemoveFile(path);
-  rmdir(dir);
-  return code;
+  Env* env = Env::Default();
+  auto dir = ScopedTempDir::Make(env, "plumber-help-");
+  if (!dir.ok()) return -1;
+  const std::string path = dir->path() + "/page.1";
+  if (!WriteFileAtomically(env, path, text).ok()) return -1;
+  std::cout.flush();
+  return std::system(("man -l '" + path + "'").c_str());
 }
 
 int RunHelp(const HelpFlags& f) {

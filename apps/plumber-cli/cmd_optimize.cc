@@ -8,14 +8,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
 #include "loop_ui.h"
 #include "optimize/optimize_loop.h"
 #include "report/optimize_format.h"
+#include "storage_flags.h"
 #include "traceio/pipeline_io.h"
 #include "version.h"
 
@@ -31,28 +30,11 @@ struct OptimizeFlags {
   std::string seconds = "5s";
   int max_steps = 5;
   std::string keep_traces;
-  std::string read_bandwidth;
-  std::string read_latency;
+  StorageFlags storage;
   std::string format = "text";
   bool no_cache = false;
   bool no_prefetch = false;
 };
-
-std::string DefaultOutput(const std::string& pipeline) {
-  std::filesystem::path p(pipeline);
-  std::string ext = p.extension().string();
-  if (ext != ".json" && ext != ".pb") ext = ".json";
-  return (p.parent_path() / (p.stem().string() + ".optimized" + ext)).string();
-}
-
-// Relative paths of a pipeline resolve against its own directory, so a
-// pipeline written elsewhere may no longer find its data.
-bool SameDirectory(const std::string& a, const std::string& b) {
-  std::error_code ec1, ec2;
-  auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a).parent_path(), ec1);
-  auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b).parent_path(), ec2);
-  return !ec1 && !ec2 && pa == pb;
-}
 
 StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   optimize::OptimizeOptions o;
@@ -72,18 +54,7 @@ StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   if (!(*seconds > 0)) return Status::InvalidArgument("--seconds: must be > 0");
   o.seconds_per_run = *seconds;
   o.max_steps = f.max_steps;
-  if (!f.read_bandwidth.empty()) {
-    auto bw = units::ParseRate(f.read_bandwidth);
-    if (!bw.ok()) return bw.status().WithContext("--read-bandwidth");
-    if (!(*bw > 0)) return Status::InvalidArgument("--read-bandwidth: must be > 0");
-    o.storage.read_bandwidth = *bw;
-  }
-  if (!f.read_latency.empty()) {
-    auto latency = units::ParseSeconds(f.read_latency);
-    if (!latency.ok()) return latency.status().WithContext("--read-latency");
-    if (*latency < 0) return Status::InvalidArgument("--read-latency: must not be negative");
-    o.storage.read_latency_ns = static_cast<int64_t>(*latency * 1e9);
-  }
+  PLUMBER_RETURN_IF_ERROR(ParseStorageFlags(f.storage, &o.storage));
   o.rewrite.plan.allow_cache = !f.no_cache;
   o.rewrite.allow_prefetch = !f.no_prefetch;
   o.base_dir = std::filesystem::path(f.pipeline).parent_path().string();
@@ -96,26 +67,19 @@ int RunOptimize(const OptimizeFlags& f) {
   Env* env = Env::Default();
   auto options = ParseFlags(f);
   if (!options.ok()) return ReportError(options.status());
-  const std::string output = f.output.empty() ? DefaultOutput(f.pipeline) : f.output;
+  const std::string output = f.output.empty() ? optimize::DefaultOutputPath(f.pipeline) : f.output;
   auto encoding = EncodingForPath(output);
   if (!encoding.ok()) return ReportError(encoding.status());
   auto pipeline = LoadProgram(env, f.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
-  if (!SameDirectory(output, f.pipeline)) {
+  if (!optimize::SameDirectory(output, f.pipeline)) {
     Warn(output + " is not in the directory of " + f.pipeline +
          "; relative paths in the pipeline resolve against the directory of the file that holds them");
   }
-
-  optimize::TempDir temp;
-  if (f.keep_traces.empty()) {
-    auto made = optimize::TempDir::Make("plumber-optimize-");
-    if (!made.ok()) return ReportError(made.status());
-    temp = std::move(made).value();
-    options->trace_dir = temp.path();
-  } else {
-    if (Status s = optimize::MakeDirectories(f.keep_traces); !s.ok()) return ReportError(s);
-    options->trace_dir = f.keep_traces;
-  }
+  ScopedTempDir temp;
+  auto trace_dir = optimize::WorkingDirectory(env, f.keep_traces, "plumber-optimize-", &temp);
+  if (!trace_dir.ok()) return ReportError(trace_dir.status());
+  options->trace_dir = *trace_dir;
   options->stop = InstallLoopStopHandler();
   // Once, before any pipeline starts threads: every step is priced alike.
   options->handoff = runtime::CalibrateHandoff();
@@ -125,22 +89,14 @@ int RunOptimize(const OptimizeFlags& f) {
   if (!result.ok()) return ReportError(result.status());
   const optimize::OptimizeResult& r = *result;
 
-  const bool have_best = !r.steps.empty() && r.best().complete;
+  const bool have_best = r.has_best();
   if (have_best) {
     if (Status s = WritePipeline(env, output, r.best_pipeline(), *encoding); !s.ok()) return ReportError(s);
   }
-  if (f.format == "json") {
-    std::cout << report::StepJson(r, have_best ? output : "");
-  } else {
-    std::cout << fmt::format("optimize: {} ({} s per run)\n", f.pipeline, options->seconds_per_run);
-    std::cout << report::StepTable(r);
-    if (have_best) {
-      std::cout << fmt::format("wrote {} (step {})\n", output, r.best_step);
-    } else {
-      std::cout << "nothing written: no run completed\n";
-    }
-    if (!f.keep_traces.empty()) std::cout << fmt::format("traces in {}\n", f.keep_traces);
-  }
+  const std::string written = have_best ? output : "";
+  std::cout << (f.format == "json" ? report::StepJson(r, written)
+                                   : report::OptimizeText(f.pipeline, r, options->seconds_per_run, written,
+                                                          f.keep_traces));
   if (!r.failure.ok()) return ReportError(r.failure);
   if (r.interrupted) {
     Warn(have_best ? "interrupted; wrote the best pipeline measured so far" : "interrupted before any run completed");
@@ -165,8 +121,7 @@ Handler SetupOptimize(CLI::App& app) {
   app.add_option("--max-steps", f->max_steps, "Runs at most, the first included (default 5)")
       ->check(CLI::Range(1, 100));
   app.add_option("--keep-traces", f->keep_traces, "Keep each step's trace and pipeline in this directory");
-  app.add_option("--read-bandwidth", f->read_bandwidth, "Throttle all file reads of every run, e.g. 100MB/s");
-  app.add_option("--read-latency", f->read_latency, "Add this latency to every read request, e.g. 5ms");
+  AddStorageFlags(app, &f->storage, "of every run, e.g. 100MB/s");
   app.add_option("--format", f->format, "Step table: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--no-cache", f->no_cache, "Do not insert a cache");
   app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");

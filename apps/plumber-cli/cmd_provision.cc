@@ -7,12 +7,12 @@
 // With --workers it plans a tf.data service deployment instead, for targets
 // one machine cannot reach (analysis/service_plan.h): workers, their size,
 // sharding, where `distribute` goes, and the assumptions behind the count.
+// Both, and the rule that an unreachable target is an answer, are
+// analysis/provision.h.
 #include <iostream>
-#include <sstream>
 #include <utility>
 
-#include "analysis/plan.h"
-#include "analysis/service_plan.h"
+#include "analysis/provision.h"
 #include "analysis_options.h"
 #include "base/env.h"
 #include "base/units.h"
@@ -26,7 +26,6 @@ namespace {
 
 struct ProvisionFlags {
   AnalysisFlags analysis;
-  double target = 0;          // parsed from target_text
   std::string target_text;    // "200", "200/s", "1.5K/s": units like every rate
   std::string cost;
   std::string format = "text";
@@ -38,30 +37,9 @@ struct ProvisionFlags {
   std::string worker_network;
 };
 
-Status ParseCost(const std::string& text, lp::ResourcePrices* prices) {
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) return Status::InvalidArgument("--cost: expected key=value, got '" + item + "'");
-    const std::string key = item.substr(0, eq);
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str() + eq + 1, &end);
-    if (end == item.c_str() + eq + 1 || *end != '\0' || !(v >= 0)) {
-      return Status::InvalidArgument("--cost: '" + item + "' needs a non-negative number");
-    }
-    if (key == "cpu") prices->per_core_hour = v;
-    else if (key == "mem") prices->per_gb_hour = v;
-    else if (key == "bw") prices->per_100mbps_hour = v;
-    else return Status::InvalidArgument("--cost: unknown resource '" + key + "' (expected cpu, mem or bw)");
-  }
-  return Status::OK();
-}
-
 // The worker flags of --workers, parsed with their units.
 StatusOr<analysis::ServiceRequest> ParseServiceRequest(const ProvisionFlags& f) {
   analysis::ServiceRequest r;
-  r.target = f.target;
   if (!f.workers) {
     for (const auto& [flag, given] : {std::pair{"--worker-cores", f.worker_cores_flag->count() > 0},
                                       std::pair{"--worker-mem", !f.worker_mem.empty()},
@@ -86,13 +64,9 @@ StatusOr<analysis::ServiceRequest> ParseServiceRequest(const ProvisionFlags& f) 
     r.worker_memory_bytes = *mem;
   }
   if (!f.worker_network.empty()) {
-    auto bw = units::ParseRate(f.worker_network);
-    // The parser refuses a sign as "not a rate"; a negative network is
-    // better told as what it is.
-    const bool negative = f.worker_network.find_first_not_of(" ") != std::string::npos &&
-                          f.worker_network[f.worker_network.find_first_not_of(" ")] == '-';
-    if (!bw.ok() && !negative) return bw.status().WithContext("--worker-network");
-    if (negative || !(*bw > 0)) {
+    auto bw = units::ParsePositiveRate(f.worker_network);
+    if (!bw.ok() && bw.status().code() != Status::Code::kOutOfRange) return bw.status().WithContext("--worker-network");
+    if (!bw.ok()) {
       return Status::InvalidArgument("--worker-network must be a positive rate (e.g. 10Gb/s or 1.25GB/s), got '" +
                                      f.worker_network + "'");
     }
@@ -101,47 +75,36 @@ StatusOr<analysis::ServiceRequest> ParseServiceRequest(const ProvisionFlags& f) 
   return r;
 }
 
-int RunService(const ProvisionFlags& f, const analysis::ServiceRequest& request) {
-  auto options = MakeAnalysisOptions(f.analysis);
-  if (!options.ok()) return ReportError(options.status());
-  auto plan = analysis::PlanServiceForFile(Env::Default(), f.analysis.trace, *options, request);
-  if (!plan.ok()) {
-    // Unreachable is an answer, not an error (as for one machine below).
-    if (plan.status().code() == Status::Code::kFailedPrecondition) {
-      std::cerr << "plumber: " << plan.status().message() << "\n";
-      return kExitFailure;
-    }
-    return ReportError(plan.status());
-  }
-  WarnAbout(f.analysis.trace, plan->warnings);
-  std::cout << (f.format == "json" ? report::FormatServiceJson(f.analysis.trace, *plan)
-                                   : report::FormatServiceText(f.analysis.trace, *plan));
-  return kExitOk;
-}
-
-int RunProvision(ProvisionFlags f) {
+int RunProvision(const ProvisionFlags& f) {
+  analysis::ProvisionRequest request;
   auto target = report::ParseThroughput(f.target_text);
   if (!target.ok()) return ReportError(target.status().WithContext("--target-rate"));
   if (!(*target > 0)) return ReportError(Status::InvalidArgument("--target-rate must be positive, got '" + f.target_text + "'"));
-  f.target = *target;
-  auto request = ParseServiceRequest(f);
-  if (!request.ok()) return ReportError(request.status());
-  if (f.workers) return RunService(f, *request);
-  lp::ResourcePrices prices;
-  if (Status s = ParseCost(f.cost, &prices); !s.ok()) return ReportError(s);
-  auto analysis = RunAnalysis(f.analysis);
-  if (!analysis.ok()) return ReportError(analysis.status());
-  WarnAbout(f.analysis.trace, analysis->warnings);
-  auto result = analysis::PlanProvisioning(*analysis, f.target, prices);
-  if (!result.ok()) {
-    if (result.status().code() == Status::Code::kFailedPrecondition) {
-      std::cerr << "plumber: " << f.analysis.trace << ": " << result.status().message() << "\n";
-      return kExitFailure;
-    }
-    return ReportError(result.status().WithContext(f.analysis.trace));
+  request.target = *target;
+  auto service = ParseServiceRequest(f);
+  if (!service.ok()) return ReportError(service.status());
+  if (f.workers) request.service = *service;
+  auto prices = analysis::ParseResourcePrices(f.cost);
+  if (!prices.ok()) return ReportError(prices.status().WithContext("--cost"));
+  request.prices = *prices;
+  auto options = MakeAnalysisOptions(f.analysis);
+  if (!options.ok()) return ReportError(options.status());
+  auto answer = analysis::Provision(Env::Default(), f.analysis.trace, *options, request);
+  if (!answer.ok()) return ReportError(answer.status());
+  WarnAbout(f.analysis.trace, answer->warnings);
+  if (!answer->unreachable.empty()) {
+    std::cerr << "plumber: " << answer->unreachable << "\n";
+    return kExitFailure;
   }
-  std::cout << (f.format == "json" ? report::FormatProvisionJson(f.analysis.trace, *result)
-                                   : report::FormatProvisionText(f.analysis.trace, *result));
+  const bool json = f.format == "json";
+  const std::string& trace = f.analysis.trace;
+  if (answer->service) {
+    std::cout << (json ? report::FormatServiceJson(trace, *answer->service)
+                       : report::FormatServiceText(trace, *answer->service));
+  } else {
+    std::cout << (json ? report::FormatProvisionJson(trace, *answer->machine)
+                       : report::FormatProvisionText(trace, *answer->machine));
+  }
   return kExitOk;
 }
 

@@ -5,17 +5,15 @@
 // without it the pipeline JSON goes to stdout and the report, with
 // --explain, to stderr. An imported trace (tf.data) has no pipeline file:
 // the rewrite is printed as the tf.data edits to make instead.
-#include <sys/statvfs.h>
-
-#include <filesystem>
+#include <iostream>
 
 #include <spdlog/spdlog.h>
-#include <iostream>
 
 #include "analysis_options.h"
 #include "base/env.h"
 #include "command.h"
 #include "report/rewrite_format.h"
+#include "rewrite/cache_placement.h"
 #include "rewrite/rewriter.h"
 #include "traceio/pipeline_io.h"
 
@@ -31,13 +29,6 @@ struct RewriteFlags {
   bool no_prefetch = false;
   std::string cache_dir;
 };
-
-// Free bytes of the file system holding `dir`; 0 when unknown.
-double FreeBytes(const std::string& dir) {
-  struct statvfs st;
-  if (::statvfs(dir.c_str(), &st) != 0) return 0;
-  return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
-}
 
 int RunRewrite(const RewriteFlags& f) {
   Env* env = Env::Default();
@@ -56,13 +47,7 @@ int RunRewrite(const RewriteFlags& f) {
   options.plan.allow_cache = !f.no_cache;
   options.allow_prefetch = !f.no_prefetch;
   options.plan.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
-  // A file cache goes beside the output unless --cache-dir says otherwise.
-  std::string dir = f.cache_dir;
-  if (dir.empty() && !f.output.empty()) dir = std::filesystem::path(f.output).parent_path().string();
-  if (dir.empty()) dir = ".";
-  dir = std::filesystem::absolute(dir).lexically_normal().string();
-  options.plan.file_cache_dir = dir;
-  options.plan.file_cache_free_bytes = FreeBytes(dir);
+  rewrite::PlaceFileCache(env, f.cache_dir, f.output, &options.plan);
   auto result = rewrite::Rewrite(*report, options);
   if (!result.ok()) return ReportError(result.status().WithContext(f.analysis.trace));
   if (!report->imported_from.empty()) {

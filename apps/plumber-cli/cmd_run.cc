@@ -1,34 +1,24 @@
 // plumber run PIPELINE: executes a pipeline as a training loop would and
 // writes its trace. SIGINT/SIGTERM stop the run cleanly (final snapshot and
 // an "interrupted" end record). A live progress line is drawn only when
-// stderr is a terminal; the summary goes to stdout.
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdio>
+// stderr is a terminal (loop_ui.h); the summary goes to stdout.
 #include <filesystem>
 #include <iostream>
-
-#include <fmt/format.h>
-
 
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
-#include "lp/bandwidth_curve.h"
+#include "loop_ui.h"
 #include "report/run_format.h"
 #include "runtime/calibrate.h"
 #include "runtime/run.h"
+#include "runtime/run_header.h"
+#include "storage_flags.h"
 #include "traceio/pipeline_io.h"
 #include "version.h"
 
 namespace plumber::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
 struct RunOptions {
   std::string pipeline;
@@ -37,14 +27,12 @@ struct RunOptions {
   int64_t batches = 0;
   std::string warmup = "0";
   std::string snapshot_every = "1s";
-  std::string read_bandwidth;
-  std::string read_latency;
+  StorageFlags storage;
   std::string step_time;
   bool no_trace = false;
   bool calibrate = false;
   std::string calibrate_seconds = "1s";
   std::string format = "text";
-  std::vector<std::string> argv;
 };
 
 StatusOr<double> OptionalSeconds(const std::string& text, const char* flag) {
@@ -61,11 +49,11 @@ int RunRun(const RunOptions& opt) {
   auto seconds = OptionalSeconds(opt.seconds, "--seconds");
   auto warmup = OptionalSeconds(opt.warmup, "--warmup");
   auto every = OptionalSeconds(opt.snapshot_every, "--snapshot-every");
-  auto latency = OptionalSeconds(opt.read_latency, "--read-latency");
   auto step = OptionalSeconds(opt.step_time, "--step-time");
-  for (const auto* s : {&seconds, &warmup, &every, &latency, &step}) {
+  for (const auto* s : {&seconds, &warmup, &every, &step}) {
     if (!s->ok()) return ReportError(s->status());
   }
+  if (Status s = ParseStorageFlags(opt.storage, &config.storage); !s.ok()) return ReportError(s);
   if (*every <= 0) return ReportError(Status::InvalidArgument("--snapshot-every: must be > 0"));
   if (!opt.seconds.empty() && opt.batches > 0) {
     return ReportError(Status::InvalidArgument("give --seconds or --batches, not both"));
@@ -74,13 +62,6 @@ int RunRun(const RunOptions& opt) {
   if (opt.no_trace && !opt.trace.empty()) {
     return ReportError(Status::InvalidArgument("--no-trace and --trace contradict each other"));
   }
-  if (!opt.read_bandwidth.empty()) {
-    auto bw = units::ParseRate(opt.read_bandwidth);
-    if (!bw.ok()) return ReportError(bw.status().WithContext("--read-bandwidth"));
-    if (*bw <= 0) return ReportError(Status::InvalidArgument("--read-bandwidth: must be > 0"));
-    config.storage.read_bandwidth = *bw;
-  }
-  config.storage.read_latency_ns = static_cast<int64_t>(*latency * 1e9);
   config.seconds = *seconds;
   config.batches = opt.batches;
   config.warmup_seconds = *warmup;
@@ -88,10 +69,9 @@ int RunRun(const RunOptions& opt) {
   config.step_time_seconds = *step;
   config.trace_path = opt.trace;
   config.tracing = !opt.no_trace;
-  config.argv = opt.argv;
+  config.argv = runtime::ReadCommandLine(env);  // as typed, for the trace header
   config.tool_version = kPlumberVersion;
   config.base_dir = std::filesystem::path(opt.pipeline).parent_path().string();
-  config.stop = &g_stop;
 
   auto pipeline = LoadProgram(env, opt.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
@@ -102,36 +82,14 @@ int RunRun(const RunOptions& opt) {
     if (*per_point <= 0) return ReportError(Status::InvalidArgument("--calibrate-seconds: must be > 0"));
     auto points = runtime::MeasureSourceBandwidth(env, *pipeline, config.base_dir, config.storage, *per_point);
     if (!points.ok()) return ReportError(points.status().WithContext(opt.pipeline));
-    std::vector<std::pair<double, double>> xy;
     // With --format json, stdout is the summary alone.
     std::ostream& table = opt.format == "json" ? std::cerr : std::cout;
     table << report::FormatCalibration(*points);
-    for (const auto& pt : *points) {
-      auto* point = config.bandwidth_curve.add_points();
-      point->set_parallelism(pt.parallelism);
-      point->set_bytes_per_s(pt.bytes_per_s);
-      xy.emplace_back(pt.parallelism, pt.bytes_per_s);
-    }
-    for (const auto& piece : lp::FitConcaveCurve(xy)) {
-      auto* out = config.bandwidth_curve.add_pieces();
-      out->set_slope(piece.slope);
-      out->set_intercept(piece.intercept);
-    }
+    config.bandwidth_curve = runtime::FitBandwidthCurve(*points);
   }
 
-  const bool live = ProgressOnStderr();
-  if (live) {
-    config.progress = [](const runtime::RunProgress& p) {
-      std::fprintf(stderr, "\r\033[K  %7.1f s  %10lld batches  %9.1f batches/s", p.elapsed_seconds,
-                   static_cast<long long>(p.batches), p.batches_per_second);
-      std::fflush(stderr);
-    };
-  }
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  config.progress = RunProgressLine();
+  config.stop = InstallRunStopHandler();
 
   if (!config.trace_path.empty()) {
     // The price of a hand-off between threads and of a wait among many
@@ -142,7 +100,7 @@ int RunRun(const RunOptions& opt) {
   }
 
   auto result = runtime::RunPipeline(env, *pipeline, config);
-  if (live) std::fprintf(stderr, "\r\033[K");
+  ClearRunProgress();
   if (!result.ok()) return ReportError(result.status());
   const auto& r = *result;
   report::RunSummary summary{opt.pipeline, opt.trace, config.warmup_seconds, r};
@@ -161,29 +119,14 @@ Handler SetupRun(CLI::App& app) {
   app.add_option("--batches", opt->batches, "Stop after this many batches");
   app.add_option("--warmup", opt->warmup, "Warm-up the analysis and the throughput skip (default 0)");
   app.add_option("--snapshot-every", opt->snapshot_every, "Snapshot period (default 1s)");
-  app.add_option("--read-bandwidth", opt->read_bandwidth, "Throttle all file reads to this rate, e.g. 100MB/s");
-  app.add_option("--read-latency", opt->read_latency, "Add this latency to every read request, e.g. 5ms");
+  AddStorageFlags(app, &opt->storage, "to this rate, e.g. 100MB/s");
   app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step");
   app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
   app.add_flag("--calibrate-source", opt->calibrate,
                "First measure the source's bandwidth at read parallelism 1..16 and store the curve in the trace");
   app.add_option("--calibrate-seconds", opt->calibrate_seconds, "Time per calibration point (default 1s)");
   app.add_option("--format", opt->format, "Summary: text (default) or json")->check(CLI::IsMember({"text", "json"}));
-  return [opt] {
-    // The command line as typed, for the trace header.
-    if (auto cmdline = ReadFileToString(Env::Default(), "/proc/self/cmdline", 1 << 20); cmdline.ok()) {
-      std::string arg;
-      for (char c : *cmdline) {
-        if (c == '\0') {
-          opt->argv.push_back(arg);
-          arg.clear();
-        } else {
-          arg += c;
-        }
-      }
-    }
-    return RunRun(*opt);
-  };
+  return [opt] { return RunRun(*opt); };
 }
 
 }  // namespace plumber::cli

@@ -1,4 +1,5 @@
-// Ctrl-C and the live progress line of the optimize loop; see loop_ui.h.
+// Ctrl-C and the live progress lines of the optimize loop and of a run;
+// see loop_ui.h.
 #include "loop_ui.h"
 
 #include <signal.h>
@@ -7,13 +8,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "command.h"
+
 namespace plumber::cli {
 namespace {
 
 std::atomic<bool> g_loop_stop{false};
+std::atomic<bool> g_run_stop{false};
 bool g_drawn = false;
 
 extern "C" void OnLoopStopSignal(int) { g_loop_stop.store(true); }
+extern "C" void OnRunStopSignal(int) { g_run_stop.store(true); }
 
 }  // namespace
 
@@ -51,5 +56,26 @@ void ClearLoopProgress() {
   std::fflush(stderr);
   g_drawn = false;
 }
+
+const std::atomic<bool>* InstallRunStopHandler() {
+  struct sigaction sa {};
+  sa.sa_handler = OnRunStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return &g_run_stop;
+}
+
+std::function<void(const runtime::RunProgress&)> RunProgressLine() {
+  if (!ProgressOnStderr()) return {};
+  return [](const runtime::RunProgress& p) {
+    std::fprintf(stderr, "\r\033[K  %7.1f s  %10lld batches  %9.1f batches/s", p.elapsed_seconds,
+                 static_cast<long long>(p.batches), p.batches_per_second);
+    std::fflush(stderr);
+    g_drawn = true;
+  };
+}
+
+void ClearRunProgress() { ClearLoopProgress(); }
 
 }  // namespace plumber::cli

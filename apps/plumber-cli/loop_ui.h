@@ -1,7 +1,8 @@
 // Terminal plumbing shared by `plumber optimize` and `plumber demo`: the
 // Ctrl-C handler that lets the loop keep its best pipeline, and the live
 // progress line, drawn only when stderr is a terminal (colour unless
-// NO_COLOR is set, https://no-color.org).
+// NO_COLOR is set, https://no-color.org). And the same two for `plumber
+// run`, so that no handler calls the system itself.
 #pragma once
 
 #include <atomic>
@@ -20,5 +21,15 @@ const std::atomic<bool>* InstallLoopStopHandler();
 // a terminal. ClearLoopProgress() erases the line it drew.
 std::function<void(const optimize::Progress&)> LoopProgress();
 void ClearLoopProgress();
+
+// Installs SIGINT/SIGTERM handlers that set the returned flag, for `plumber
+// run`: every signal asks the run to stop cleanly (final snapshot, an
+// "interrupted" end record).
+const std::atomic<bool>* InstallRunStopHandler();
+
+// `plumber run`'s progress callback, or an empty function when stderr
+// carries no progress (ProgressOnStderr). ClearRunProgress() erases it.
+std::function<void(const runtime::RunProgress&)> RunProgressLine();
+void ClearRunProgress();
 
 }  // namespace plumber::cli

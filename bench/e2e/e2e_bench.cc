@@ -512,7 +512,7 @@ WorkloadResult RunWorkload(const Workload& w, const std::string& source_dir, con
   o.memory_bytes = w.memory;
   o.base_dir = BaseDir(w);
   o.trace_dir = tmp + "/" + w.name + "-optimize";
-  if (optimize::MakeDirectories(o.trace_dir).ok()) {
+  if (Env::Default()->CreateDirectories(o.trace_dir).ok()) {
     auto opt = optimize::Optimize(Env::Default(), naive_graph, o);
     if (opt.ok() && !opt->steps.empty()) {
       r.optimized = opt->best().measured;
@@ -808,11 +808,11 @@ int Main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   g_load_start = LoadAverage();
   g_handoff = runtime::CalibrateHandoff();
-  auto tmp = optimize::TempDir::Make("plumber-e2e-");
+  auto tmp = ScopedTempDir::Make(Env::Default(), "plumber-e2e-");
   if (!tmp.ok()) return 1;
   g_base = tmp->path();
   const std::string data = g_base + "/data";
-  if (!optimize::MakeDirectories(data).ok()) return 1;
+  if (!Env::Default()->CreateDirectories(data).ok()) return 1;
   runtime::ImageGenOptions images;
   images.files = 4;
   images.records_per_file = 64;
@@ -836,7 +836,7 @@ int Main(int argc, char** argv) {
   shards.files = 64;
   shards.records_per_file = 16;
   const std::string shards_data = g_base + "/shards/data";
-  if (!optimize::MakeDirectories(shards_data).ok()) return 1;
+  if (!Env::Default()->CreateDirectories(shards_data).ok()) return 1;
   if (auto s = runtime::GenerateImages(Env::Default(), shards_data, shards); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
     return 1;

@@ -1,12 +1,26 @@
-// Env: the seam through which plumber touches files and the clock, after
-// LevelDB's Env. Production code uses Env::Default(); tests substitute an Env
-// that injects faults (short reads, failed writes, a full disk) or a fake
-// clock, usually an EnvWrapper over the real one, or the in-memory Env of
-// mem_env.h. Every error names the path it concerns.
+// Env: the seam through which plumber touches files, directories, free
+// space and the clock, after LevelDB's Env. Production code uses
+// Env::Default(); tests substitute an Env that injects faults (short reads,
+// failed writes, a full disk) or a fake clock, usually an EnvWrapper over
+// the real one, or the in-memory Env of mem_env.h. Every error names the
+// path it concerns.
+//
+// Every virtual of Env is pure, so that EnvWrapper must forward each one:
+// a virtual added here without its forwarder in EnvWrapper leaves the
+// wrapper abstract, which the static_assert below turns into a compile
+// error (a default body here would let a wrapper silently answer for its
+// target instead).
+//
+// The clock: wall and monotonic time for library code come from here. The
+// runtime's per-element timing reads CLOCK_MONOTONIC and the thread CPU
+// clock directly (runtime/stats.h), as a virtual call per element would
+// show in the costs it measures; its one test seam is the thread CPU clock,
+// which Env does not model.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,14 +88,25 @@ class Env {
   virtual StatusOr<uint64_t> GetFileSize(const std::string& path) = 0;
   // Last modification, seconds since the Unix epoch (sub-second where the
   // file system keeps it). Envs without file times answer Unimplemented.
-  virtual StatusOr<double> GetModificationTime(const std::string& path) {
-    return Status::Unimplemented(path + ": this environment keeps no modification times");
-  }
+  virtual StatusOr<double> GetModificationTime(const std::string& path) = 0;
   // Atomically replaces `to` by `from` (rename(2) on one file system).
   virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
   // Paths matching a shell glob, sorted. No match is an empty list.
   virtual StatusOr<std::vector<std::string>> Glob(const std::string& pattern) = 0;
+
+  // Creates `dir` and its missing parents. An existing directory is no
+  // error; an existing file of that name is one (naming `dir`).
+  virtual Status CreateDirectories(const std::string& dir) = 0;
+  // Removes `dir` and everything below it. A missing `dir` is no error.
+  virtual Status RemoveDirectoryRecursively(const std::string& dir) = 0;
+  // Creates a new, empty directory named `prefix` and six more characters
+  // in the temporary directory ($TMPDIR, else /tmp, for the real file
+  // system) and returns its path. Two calls never return the same path.
+  virtual StatusOr<std::string> MakeTempDir(const std::string& prefix) = 0;
+  // Bytes an unprivileged writer may still store on the file system that
+  // holds `path` (which must exist).
+  virtual StatusOr<uint64_t> FreeBytes(const std::string& path) = 0;
 
   // Monotonic clock, nanoseconds from an arbitrary origin.
   virtual int64_t NowNanos() = 0;
@@ -112,16 +137,51 @@ class EnvWrapper : public Env {
   }
   bool FileExists(const std::string& path) override { return target_->FileExists(path); }
   StatusOr<uint64_t> GetFileSize(const std::string& path) override { return target_->GetFileSize(path); }
+  StatusOr<double> GetModificationTime(const std::string& path) override {
+    return target_->GetModificationTime(path);
+  }
   Status RenameFile(const std::string& from, const std::string& to) override {
     return target_->RenameFile(from, to);
   }
   Status RemoveFile(const std::string& path) override { return target_->RemoveFile(path); }
   StatusOr<std::vector<std::string>> Glob(const std::string& pattern) override { return target_->Glob(pattern); }
+  Status CreateDirectories(const std::string& dir) override { return target_->CreateDirectories(dir); }
+  Status RemoveDirectoryRecursively(const std::string& dir) override {
+    return target_->RemoveDirectoryRecursively(dir);
+  }
+  StatusOr<std::string> MakeTempDir(const std::string& prefix) override { return target_->MakeTempDir(prefix); }
+  StatusOr<uint64_t> FreeBytes(const std::string& path) override { return target_->FreeBytes(path); }
   int64_t NowNanos() override { return target_->NowNanos(); }
   int64_t NowUnixNanos() override { return target_->NowUnixNanos(); }
 
  private:
   Env* const target_;
+};
+
+// Env's virtuals are all pure, so this fails to compile while EnvWrapper
+// lacks a forwarder for one of them.
+static_assert(!std::is_abstract_v<EnvWrapper>, "EnvWrapper must forward every virtual of Env");
+
+// A directory made by env->MakeTempDir and removed, with its contents, when
+// this object goes away (a failure to remove it is logged through spdlog,
+// as a destructor cannot return it). A default-constructed one holds nothing.
+class ScopedTempDir {
+ public:
+  static StatusOr<ScopedTempDir> Make(Env* env, const std::string& prefix);
+  ScopedTempDir() = default;
+  ScopedTempDir(ScopedTempDir&& other) noexcept : env_(other.env_), path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  ScopedTempDir& operator=(ScopedTempDir&& other) noexcept;
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  ~ScopedTempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  ScopedTempDir(Env* env, std::string path) : env_(env), path_(std::move(path)) {}
+  Env* env_ = nullptr;
+  std::string path_;
 };
 
 // A SequentialFile over bytes in memory (which must outlive it), named

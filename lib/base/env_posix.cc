@@ -1,13 +1,18 @@
-// Env::Default(): the real POSIX file system and clocks.
+// Env::Default(): the real POSIX file system, its free space and clocks.
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "env.h"
 
@@ -163,6 +168,37 @@ class PosixEnv final : public Env {
     return out;
   }
 
+  Status CreateDirectories(const std::string& dir) override {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Status::IOError(dir + ": cannot create the directory: " + ec.message());
+    if (!std::filesystem::is_directory(dir, ec)) return Status::InvalidArgument(dir + ": not a directory");
+    return Status::OK();
+  }
+
+  Status RemoveDirectoryRecursively(const std::string& dir) override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec) return Status::IOError(dir + ": cannot remove the directory: " + ec.message());
+    return Status::OK();
+  }
+
+  StatusOr<std::string> MakeTempDir(const std::string& prefix) override {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        (std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / (prefix + "XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return Status::IOError(pattern + ": cannot create a temporary directory: " + std::strerror(errno));
+    }
+    return pattern;
+  }
+
+  StatusOr<uint64_t> FreeBytes(const std::string& path) override {
+    struct statvfs st;
+    if (::statvfs(path.c_str(), &st) != 0) return ErrnoStatus(path, "statvfs", errno);
+    return static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
+  }
+
   int64_t NowNanos() override { return ClockNanos(CLOCK_MONOTONIC); }
   int64_t NowUnixNanos() override { return ClockNanos(CLOCK_REALTIME); }
 
@@ -246,6 +282,28 @@ StatusOr<std::string> ReadFileToString(Env* env, const std::string& path, uint64
     out.append(got);
   }
   return out;
+}
+
+StatusOr<ScopedTempDir> ScopedTempDir::Make(Env* env, const std::string& prefix) {
+  PLUMBER_ASSIGN_OR_RETURN(std::string path, env->MakeTempDir(prefix));
+  return ScopedTempDir(env, std::move(path));
+}
+
+ScopedTempDir& ScopedTempDir::operator=(ScopedTempDir&& other) noexcept {
+  if (this != &other) {
+    ScopedTempDir old(std::move(*this));
+    env_ = other.env_;
+    path_ = std::move(other.path_);
+    other.path_.clear();
+  }
+  return *this;
+}
+
+ScopedTempDir::~ScopedTempDir() {
+  if (path_.empty()) return;
+  if (Status s = env_->RemoveDirectoryRecursively(path_); !s.ok()) {
+    spdlog::warn("{} (a temporary directory)", s.message());
+  }
 }
 
 Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {

@@ -6,9 +6,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 namespace plumber {
 namespace {
@@ -86,7 +88,7 @@ class MemWritableFile final : public WritableFile {
 
 class MemEnv final : public Env {
  public:
-  explicit MemEnv(Env* base) : base_(base) {}
+  MemEnv(Env* base, uint64_t capacity_bytes) : base_(base), capacity_bytes_(capacity_bytes) {}
 
   StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -127,6 +129,10 @@ class MemEnv final : public Env {
     return static_cast<uint64_t>(file->data.size());
   }
 
+  StatusOr<double> GetModificationTime(const std::string& path) override {
+    return Status::Unimplemented(path + ": this environment keeps no modification times");
+  }
+
   Status RenameFile(const std::string& from, const std::string& to) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = files_.find(from);
@@ -155,17 +161,66 @@ class MemEnv final : public Env {
     return out;
   }
 
+  Status CreateDirectories(const std::string& dir) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (files_.count(dir) != 0) return Status::InvalidArgument(dir + ": not a directory");
+    dirs_.insert(dir);
+    return Status::OK();
+  }
+
+  Status RemoveDirectoryRecursively(const std::string& dir) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string inside = dir + "/";
+    for (auto it = files_.lower_bound(inside); it != files_.end() && it->first.starts_with(inside);) {
+      it = files_.erase(it);
+    }
+    for (auto it = dirs_.lower_bound(inside); it != dirs_.end() && it->starts_with(inside);) it = dirs_.erase(it);
+    dirs_.erase(dir);
+    return Status::OK();
+  }
+
+  StatusOr<std::string> MakeTempDir(const std::string& prefix) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    char suffix[16];
+    std::snprintf(suffix, sizeof(suffix), "%06d", ++temp_dirs_made_);
+    std::string dir = "/tmp/" + prefix + suffix;
+    dirs_.insert(dir);
+    return dir;
+  }
+
+  StatusOr<uint64_t> FreeBytes(const std::string& path) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // As statvfs(2) wants an existing path: a file, a directory, or one
+    // whose files are named below it.
+    const auto below = files_.lower_bound(path + "/");
+    const bool has_files_below = below != files_.end() && below->first.starts_with(path + "/");
+    if (files_.count(path) == 0 && dirs_.count(path) == 0 && path != "." && path != "/" && !has_files_below) {
+      return Missing(path, "statvfs");
+    }
+    uint64_t used = 0;
+    for (const auto& [name, file] : files_) {
+      std::lock_guard<std::mutex> file_lock(file->mu);
+      used += file->data.size();
+    }
+    return used >= capacity_bytes_ ? 0 : capacity_bytes_ - used;
+  }
+
   int64_t NowNanos() override { return base_->NowNanos(); }
   int64_t NowUnixNanos() override { return base_->NowUnixNanos(); }
 
  private:
   Env* const base_;
+  const uint64_t capacity_bytes_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<FileState>> files_;
+  std::set<std::string> dirs_;
+  int temp_dirs_made_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Env> NewMemEnv(Env* base) { return std::make_unique<MemEnv>(base); }
+std::unique_ptr<Env> NewMemEnv(Env* base, uint64_t capacity_bytes) {
+  return std::make_unique<MemEnv>(base, capacity_bytes);
+}
 
 }  // namespace plumber

@@ -171,4 +171,13 @@ std::string FormatSeconds(double seconds) {
   return FormatSignificant(seconds, 3) + " s";
 }
 
+StatusOr<double> ParsePositiveRate(std::string_view text) {
+  const size_t first = text.find_first_not_of(' ');
+  const auto not_positive = [&] { return Status::OutOfRange("'" + std::string(text) + "' is not a positive rate"); };
+  if (first != std::string_view::npos && text[first] == '-') return not_positive();
+  PLUMBER_ASSIGN_OR_RETURN(double rate, ParseRate(text));
+  if (!(rate > 0)) return not_positive();
+  return rate;
+}
+
 }  // namespace plumber::units

@@ -30,4 +30,10 @@ std::string FormatSeconds(double seconds);
 // A pipeline's throughput with four significant digits: "12.5 minibatches/s".
 std::string FormatMinibatchRate(double minibatches_per_s);
 
+// A rate that must be above zero, such as a network's. A number at or below
+// zero ("0", "-1GB/s") is OutOfRange, so that the caller can say "must be
+// positive" where ParseRate would call a sign "not a rate"; text that is no
+// rate is InvalidArgument as for ParseRate.
+StatusOr<double> ParsePositiveRate(std::string_view text);
+
 }  // namespace plumber::units

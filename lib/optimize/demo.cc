@@ -69,7 +69,7 @@ StatusOr<DemoSetup> PrepareDemo(Env* env, const std::string& dir, bool small) {
     setup.options.max_steps = 4;
   }
   const std::string data = (std::filesystem::path(dir) / "data").string();
-  PLUMBER_RETURN_IF_ERROR(MakeDirectories(data));
+  PLUMBER_RETURN_IF_ERROR(env->CreateDirectories(data));
   PLUMBER_ASSIGN_OR_RETURN(std::vector<std::string> files, runtime::GenerateImages(env, data, gen));
   double bytes = 0;
   for (const auto& f : files) {
@@ -89,7 +89,7 @@ StatusOr<DemoSetup> PrepareDemo(Env* env, const std::string& dir, bool small) {
 
   setup.options.base_dir = dir;
   setup.options.trace_dir = (std::filesystem::path(dir) / "traces").string();
-  PLUMBER_RETURN_IF_ERROR(MakeDirectories(setup.options.trace_dir));
+  PLUMBER_RETURN_IF_ERROR(env->CreateDirectories(setup.options.trace_dir));
   return setup;
 }
 

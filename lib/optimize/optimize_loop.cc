@@ -2,12 +2,8 @@
 // lib/report/optimize_format.h.
 #include "optimize/optimize_loop.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -232,39 +228,28 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
   return result;
 }
 
-StatusOr<TempDir> TempDir::Make(const std::string& prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = (std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") /
-                         (prefix + "XXXXXX"))
-                            .string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return Status::IOError(pattern + ": cannot create a temporary directory: " + std::strerror(errno));
+StatusOr<std::string> WorkingDirectory(Env* env, const std::string& keep, const std::string& prefix,
+                                       ScopedTempDir* temp) {
+  if (!keep.empty()) {
+    PLUMBER_RETURN_IF_ERROR(env->CreateDirectories(keep));
+    return keep;
   }
-  return TempDir(pattern);
+  PLUMBER_ASSIGN_OR_RETURN(*temp, ScopedTempDir::Make(env, prefix));
+  return temp->path();
 }
 
-TempDir& TempDir::operator=(TempDir&& other) noexcept {
-  if (this != &other) {
-    TempDir old(std::move(*this));
-    path_ = std::move(other.path_);
-    other.path_.clear();
-  }
-  return *this;
+std::string DefaultOutputPath(const std::string& pipeline) {
+  std::filesystem::path p(pipeline);
+  std::string ext = p.extension().string();
+  if (ext != ".json" && ext != ".pb") ext = ".json";
+  return (p.parent_path() / (p.stem().string() + ".optimized" + ext)).string();
 }
 
-TempDir::~TempDir() {
-  if (path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-  if (ec) spdlog::warn("{}: cannot remove the temporary directory: {}", path_, ec.message());
-}
-
-Status MakeDirectories(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::IOError(dir + ": cannot create the directory: " + ec.message());
-  if (!std::filesystem::is_directory(dir, ec)) return Status::InvalidArgument(dir + ": not a directory");
-  return Status::OK();
+bool SameDirectory(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a).parent_path(), ec1);
+  auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b).parent_path(), ec2);
+  return !ec1 && !ec2 && pa == pb;
 }
 
 }  // namespace plumber::optimize

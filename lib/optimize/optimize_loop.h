@@ -125,6 +125,8 @@ struct OptimizeResult {
   Status failure;
 
   const Step& best() const { return steps[static_cast<size_t>(best_step)]; }
+  // Whether there is a best pipeline to keep: some run completed.
+  bool has_best() const { return !steps.empty() && best().complete; }
   const schema::Pipeline& best_pipeline() const { return best().pipeline; }
   // Best measured throughput over the first step's (0 when step 0 measured
   // nothing).
@@ -139,27 +141,21 @@ struct OptimizeResult {
 StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const OptimizeOptions& options,
                                   const std::function<void(const Progress&)>& progress = {});
 
-// A directory made with mkdtemp(3) under $TMPDIR (or /tmp) and removed
-// with its contents when this object goes away, unless released. Env has
-// no directory operations (it is a seam for files and the clock), so this
-// uses POSIX and std::filesystem directly.
-class TempDir {
- public:
-  static StatusOr<TempDir> Make(const std::string& prefix);
-  TempDir() = default;
-  TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  TempDir& operator=(TempDir&& other) noexcept;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir();
-  const std::string& path() const { return path_; }
+// The directory a loop (or the demo) works in: `keep`, created when
+// missing, or else a new temporary directory named after `prefix`, which
+// `*temp` then holds and removes when it goes away. Both through `env`.
+StatusOr<std::string> WorkingDirectory(Env* env, const std::string& keep, const std::string& prefix,
+                                       ScopedTempDir* temp);
 
- private:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
+// Where `plumber optimize` writes the best pipeline by default: beside
+// `pipeline`, its name with ".optimized" before the extension (".json"
+// unless it is ".pb"), so that the pipeline's relative paths still resolve.
+std::string DefaultOutputPath(const std::string& pipeline);
 
-// Creates `dir` and its parents when missing.
-Status MakeDirectories(const std::string& dir);
+// Whether the files `a` and `b` are in one directory (resolving "..",
+// symlinks and relative paths). Relative paths in a pipeline resolve
+// against its own directory, so a pipeline written elsewhere may no longer
+// find its data.
+bool SameDirectory(const std::string& a, const std::string& b);
 
 }  // namespace plumber::optimize

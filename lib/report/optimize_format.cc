@@ -100,6 +100,16 @@ std::string StepJson(const OptimizeResult& r, const std::string& output) {
   return j.dump(2) + "\n";
 }
 
+std::string OptimizeText(const std::string& pipeline, const OptimizeResult& r, double seconds_per_run,
+                         const std::string& output, const std::string& kept_traces) {
+  std::string out = fmt::format("optimize: {} ({} s per run)\n", pipeline, seconds_per_run);
+  out += StepTable(r);
+  out += output.empty() ? std::string("nothing written: no run completed\n")
+                        : fmt::format("wrote {} (step {})\n", output, r.best_step);
+  if (!kept_traces.empty()) out += fmt::format("traces in {}\n", kept_traces);
+  return out;
+}
+
 std::string DemoSummary(const OptimizeResult& r) {
   const Step& before = r.steps.front();
   const Step& after = r.best();

@@ -1,5 +1,6 @@
 // What `plumber optimize` and `plumber demo` print about the loop: the step
-// table for people and its JSON form for scripts.
+// table for people and its JSON form for scripts, and the lines around the
+// table.
 #pragma once
 
 #include <string>
@@ -20,6 +21,13 @@ std::string StepTable(const optimize::OptimizeResult& result);
 //  "best_step", "best_throughput", "initial_throughput", "speedup",
 //  "interrupted", "stopped_because", "failure"}
 std::string StepJson(const optimize::OptimizeResult& result, const std::string& output);
+
+// `plumber optimize`'s text: a heading naming the pipeline and the length
+// of each run, the step table, what was written (`output`, the best step's
+// pipeline; empty: nothing, no run completed) and, unless empty, the
+// directory the traces were kept in. Ends in a newline.
+std::string OptimizeText(const std::string& pipeline, const optimize::OptimizeResult& result,
+                         double seconds_per_run, const std::string& output, const std::string& kept_traces);
 
 // `plumber demo`'s ending: throughput before and after (and the prediction),
 // the bottleneck found, and every change that led to the best step with

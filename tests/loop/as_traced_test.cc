@@ -31,7 +31,7 @@ struct Measured {
 
 Measured RunAndAnalyze(const ProgramGraph& graph, const runtime::StorageOptions& storage = {},
                        const std::string& base_dir = "", double seconds = 1.5) {
-  auto dir = optimize::TempDir::Make("plumber-as-traced-");
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-as-traced-");
   REQUIRE(dir.ok());
   const std::string trace = dir->path() + "/t.pb";
   runtime::RunConfig c;
@@ -162,7 +162,7 @@ TEST_CASE("as traced: a pool over a pool takes its input's elements, not its wor
 
 // Files of 1 KB records read in requests of about one record each, so
 // every record pays the injected latency.
-std::string WriteShards(const optimize::TempDir& dir, int files, int records) {
+std::string WriteShards(const ScopedTempDir& dir, int files, int records) {
   for (int f = 0; f < files; ++f) {
     std::string data;
     for (int i = 0; i < records; ++i) data += FrameRecord(std::string(1000, static_cast<char>('a' + i % 26)));
@@ -181,7 +181,7 @@ schema::Pipeline Reader(int cycle, int parallelism) {
 }
 
 TEST_CASE("as traced: a reader under request latency, one file at a time and four at once", "[as_traced]") {
-  auto dir = optimize::TempDir::Make("plumber-as-traced-data-");
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-as-traced-data-");
   REQUIRE(dir.ok());
   const std::string base = WriteShards(*dir, 4, 400);
   runtime::StorageOptions storage;
@@ -211,10 +211,10 @@ TEST_CASE("as traced: the examples that need no data (cpu, skewed, remote)", "[a
 }
 
 TEST_CASE("as traced: the image and text examples on small generated data", "[as_traced]") {
-  auto dir = optimize::TempDir::Make("plumber-as-traced-examples-");
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-as-traced-examples-");
   REQUIRE(dir.ok());
   const std::string data = dir->path() + "/data";
-  REQUIRE(optimize::MakeDirectories(data).ok());
+  REQUIRE(Env::Default()->CreateDirectories(data).ok());
   runtime::ImageGenOptions images;
   images.files = 4;
   images.records_per_file = 16;

@@ -38,15 +38,15 @@ namespace fs = std::filesystem;
 
 // A dataset small enough to generate in a blink: 2 shards of 24 JPEGs.
 struct TinyData {
-  optimize::TempDir dir;
+  ScopedTempDir dir;
   int records = 0;
 };
 
 TinyData MakeTinyData() {
-  auto dir = optimize::TempDir::Make("plumber-loop-test-");
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-loop-test-");
   REQUIRE(dir.ok());
   TinyData t{std::move(dir).value(), 0};
-  REQUIRE(optimize::MakeDirectories(t.dir.path() + "/data").ok());
+  REQUIRE(Env::Default()->CreateDirectories(t.dir.path() + "/data").ok());
   runtime::ImageGenOptions gen;
   gen.files = 2;
   gen.records_per_file = 24;
@@ -181,10 +181,10 @@ TEST_CASE("naive -> analyze -> rewrite -> run: valid, same elements, not slower"
 // would slow it down (issue 16 measured 16x slower when it once got two).
 TEST_CASE("the text example: tokenize stays inline when a hand-off costs more, and the rewrite is not slower",
           "[loop][serial]") {
-  auto dir = optimize::TempDir::Make("plumber-loop-text-");
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-loop-text-");
   REQUIRE(dir.ok());
   const std::string base = dir->path();
-  REQUIRE(optimize::MakeDirectories(base + "/data").ok());
+  REQUIRE(Env::Default()->CreateDirectories(base + "/data").ok());
   runtime::TextGenOptions text;
   text.files = 2;
   text.lines_per_file = 4000;
@@ -256,7 +256,7 @@ optimize::OptimizeOptions LoopOptions(const std::string& base, const std::string
 TEST_CASE("optimize loop: steps, best step, traces kept", "[loop]") {
   TinyData data = MakeTinyData();
   const std::string base = data.dir.path();
-  REQUIRE(optimize::MakeDirectories(base + "/traces").ok());
+  REQUIRE(Env::Default()->CreateDirectories(base + "/traces").ok());
   auto result = optimize::Optimize(Env::Default(), runtime::testing::Graph(DeterministicImagePipeline(4)), LoopOptions(base, base + "/traces"));
   REQUIRE(result.ok());
   const auto& r = *result;

@@ -47,3 +47,13 @@ TEST_CASE("optimize report: the stages priced with learned costs", "[report][opt
   CHECK(json["steps"][1]["learned_costs"][1]["stage"] == "decode");
   CHECK(json["steps"][1]["learned_costs"][1]["parallelism"] == 3);
 }
+
+TEST_CASE("optimize report: the lines around the table say what was written and kept", "[report][optimize]") {
+  const optimize::OptimizeResult r = TwoSteps();
+  CHECK(r.has_best());
+  const std::string table = report::StepTable(r);
+  const std::string wrote = report::OptimizeText("p.json", r, 2.5, "p.optimized.json", "");
+  CHECK(wrote == "optimize: p.json (2.5 s per run)\n" + table + "wrote p.optimized.json (step 1)\n");
+  const std::string kept = report::OptimizeText("p.json", r, 5, "", "traces/");
+  CHECK(kept == "optimize: p.json (5 s per run)\n" + table + "nothing written: no run completed\ntraces in traces/\n");
+}

@@ -79,3 +79,17 @@ TEST_CASE("numbers that overflow once scaled are refused (fuzz finding)", "[unit
   CHECK_FALSE(units::ParseSeconds(std::string(307, '9') + "h").ok());
   CHECK_THAT(units::ParseRate(huge).status().message(), Catch::Contains("too large"));
 }
+
+TEST_CASE("a positive rate refuses zero and a sign as not positive, other text as no rate", "[units]") {
+  CHECK(*units::ParsePositiveRate("10Gb/s") == Approx(1.25e9));
+  CHECK(*units::ParsePositiveRate("1.25GB/s") == Approx(1.25e9));
+  for (const char* text : {"0", "0GB/s", "-10Gb/s", " -1", "-fast"}) {
+    const auto r = units::ParsePositiveRate(text);
+    INFO(text);
+    CHECK(r.status().code() == Status::Code::kOutOfRange);
+    CHECK(r.status().message() == "'" + std::string(text) + "' is not a positive rate");
+  }
+  const auto bad = units::ParsePositiveRate("10 furlongs/s");
+  CHECK(bad.status().code() == Status::Code::kInvalidArgument);
+  CHECK(bad.status().message() == units::ParseRate("10 furlongs/s").status().message());
+}
