@@ -8,6 +8,16 @@
 #include "base/units.h"
 
 namespace plumber::analysis {
+namespace {
+
+// The consumer's wait as a share of the window: "90% of the window". The
+// counters may put it a little over the window (a wait begun before the
+// window opened): that reads "all of the window", not "100.3%".
+std::string WindowShare(double share) {
+  return share >= 0.9995 ? std::string("all of the window") : FormatPercent(share) + " of the window";
+}
+
+}  // namespace
 
 std::vector<std::string> WriteFindings(const Analysis& r) {
   std::vector<std::string> f;
@@ -33,13 +43,14 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     // tens of microseconds.
     const bool stalled = *r.consumer_wait_seconds > 50e-6;
     f.push_back("The consumer waited " + units::FormatSeconds(*r.consumer_wait_seconds) + " per minibatch on average" +
-                (r.consumer_wait_fraction ? " (" + FormatNumber(100 * *r.consumer_wait_fraction) + "% of the window)"
-                                          : std::string()) +
+                (r.consumer_wait_fraction ? " (" + WindowShare(*r.consumer_wait_fraction) + ")" : std::string()) +
                 ": " + (stalled ? "the input pipeline holds training back." : "the input pipeline keeps up."));
   }
   if (const NodeModel* b = r.Find(r.bottleneck)) {
+    // "limited by CPU at 1 core", but "at its cap of 4 cores" on its own.
     f.push_back(b->name + " (" + b->op + ") is the bottleneck: as configured it keeps up with at most " +
-                rate(*b->scaled_rate) + "; limited by " + b->limit_text + ".");
+                rate(*b->scaled_rate) + (b->limit == Limit::kSequential ? "; " : "; limited by ") + b->limit_text +
+                ".");
   }
   if (r.as_traced.throughput) {
     std::string s = "As configured it should run at " + rate(*r.as_traced.throughput) +
@@ -115,12 +126,12 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
                 std::to_string(r.machine_cores) + " to plan for the whole machine.");
   }
   if (r.cpu_bound) {
-    std::string s = "At " + std::to_string(r.cores) + " cores the CPU bound is " + rate(*r.cpu_bound);
+    std::string s = "At " + FormatCount(r.cores, "core", "cores") + " the CPU bound is " + rate(*r.cpu_bound);
     if (r.cpu_bound_limit == "cores") {
-      s += " (all cores busy)";
+      s += r.cores == 1 ? " (the core busy)" : " (all cores busy)";
     } else if (const NodeModel* m = r.Find(r.cpu_bound_limit)) {
-      s += ", held by " + m->name + " at its cap of " + FormatNumber(m->max_cores) + " (" + m->cap_reason +
-           "); without caps it would be " + rate(*r.cpu_bound_uncapped);
+      s += ", held by " + m->name + " at its cap of " + FormatCount(m->max_cores, "core", "cores") + " (" +
+           m->cap_reason + "); without caps it would be " + rate(*r.cpu_bound_uncapped);
     }
     f.push_back(s + ".");
   }

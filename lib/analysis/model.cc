@@ -493,7 +493,7 @@ void Modeler::Ranking() {
     if (m.disk_bytes_per_minibatch > 0 && r_.disk_bandwidth && *r_.disk_bandwidth > 0) {
       storage = *r_.disk_bandwidth / m.disk_bytes_per_minibatch;
     }
-    const auto cores = [](double c) { return FormatNumber(c) + (c == 1 ? " core" : " cores"); };
+    const auto cores = [](double c) { return FormatCount(c, "core", "cores"); };
     if (!m.reliable) {
       m.limit = Limit::kNone;
       m.limit_text = "counters went backwards: not ranked";
@@ -505,7 +505,7 @@ void Modeler::Ranking() {
       m.limit = Limit::kWait;
       m.limit_text = "waiting: " + units::FormatSeconds(m.wait_seconds_per_minibatch) + " per minibatch (" +
                      FormatNumber(100 * m.wait_seconds_per_minibatch / m.service_seconds_per_minibatch) +
-                     "% of its service) on " + FormatNumber(m.threads) + (m.threads == 1 ? " thread" : " threads") +
+                     "% of its service) on " + FormatCount(m.threads, "thread", "threads") +
                      "; could use up to " + FormatNumber(m.max_threads);
     } else if (storage && (!cpu || *storage < *cpu)) {
       m.scaled_rate = storage;

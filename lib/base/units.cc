@@ -64,7 +64,8 @@ double SizeMultiplier(std::string s) {
 
 std::string ThreeDigits(double v, const char* const* names, int count, double step) {
   int i = 0;
-  while (i + 1 < count && std::fabs(v) >= step) {
+  // 999.7 kB would round to "1000 kB": that is 1.00 MB.
+  while (i + 1 < count && std::fabs(v) >= step - 0.5) {
     v /= step;
     ++i;
   }
@@ -152,23 +153,34 @@ StatusOr<double> ParseFraction(std::string_view text) {
 
 std::string FormatBytes(double bytes) {
   static const char* const kNames[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-  if (std::fabs(bytes) < 1000) return FormatFixed(bytes, 0) + " B";
+  if (std::fabs(bytes) < 999.5) return FormatFixed(bytes, 0) + " B";
   return ThreeDigits(bytes, kNames, 6, 1000);
 }
 
 std::string FormatRate(double bytes_per_s) { return FormatBytes(bytes_per_s) + "/s"; }
 
 std::string FormatMinibatchRate(double minibatches_per_s) {
-  return FormatSignificant(minibatches_per_s, 4) + " minibatches/s";
+  return FormatNumber(minibatches_per_s) + " minibatches/s";
 }
 
 std::string FormatSeconds(double seconds) {
   const double a = std::fabs(seconds);
   if (a == 0) return "0 s";
-  if (a < 1e-6) return FormatSignificant(seconds * 1e9, 3) + " ns";
-  if (a < 1e-3) return FormatSignificant(seconds * 1e6, 3) + " us";
-  if (a < 1) return FormatSignificant(seconds * 1e3, 3) + " ms";
-  return FormatSignificant(seconds, 3) + " s";
+  // From under three hours, hours: 12345 s is "3.43 h", not "12300 s".
+  if (a >= 1e4) {
+    const double hours = seconds / 3600;
+    return (a < 3.6e7 ? FormatSignificant(hours, 3) : FormatNumber(hours)) + " h";
+  }
+  struct Unit {
+    double seconds;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {{1e-9, "ns"}, {1e-6, "us"}, {1e-3, "ms"}, {1, "s"}};
+  int i = 0;
+  while (i < 3 && a >= kUnits[i + 1].seconds) ++i;
+  // 999.7 us rounds to 1000 at three digits: that is 1 ms.
+  if (i < 3 && a / kUnits[i].seconds >= 999.5) ++i;
+  return FormatSignificant(seconds / kUnits[i].seconds, 3) + " " + kUnits[i].name;
 }
 
 StatusOr<double> ParsePositiveRate(std::string_view text) {

@@ -23,11 +23,14 @@ StatusOr<double> ParseSeconds(std::string_view text);
 // fraction in [0, 1] ("0.1"), so "10" is refused rather than read as 1000%.
 StatusOr<double> ParseFraction(std::string_view text);
 
-// Human forms with three significant digits: "1.50 GB", "412 MB/s", "2.35 ms".
+// Human forms with three significant digits, never an exponent: "1.50 GB",
+// "412 MB/s", "2.35 ms", "9.8 us"; durations from 10^4 s are in hours
+// ("3.43 h").
 std::string FormatBytes(double bytes);
 std::string FormatRate(double bytes_per_s);
 std::string FormatSeconds(double seconds);
-// A pipeline's throughput with four significant digits: "12.5 minibatches/s".
+// A pipeline's throughput by FormatNumber: "12.5 minibatches/s",
+// "25.3k minibatches/s".
 std::string FormatMinibatchRate(double minibatches_per_s);
 
 // A rate that must be above zero, such as a network's. A number at or below

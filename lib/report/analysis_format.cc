@@ -126,14 +126,17 @@ std::string OpText(const NodeModel& m) {
 
 Table RankedTable(const Analysis& r) {
   Table t;
-  t.head = {"RANK",      "NODE",       "OP",          "PAR",      "VISITS",       "CPU MS/MB", "WAIT MS/MB",
-            "RATE/CORE", "CORES USED", "SCALED RATE", "BYTES/EL", "MATERIALIZED", "CACHEABLE", "LIMIT"};
+  // Times per minibatch carry their unit in each cell ("200 ms", "1.6 ns"),
+  // so a header cannot be misread as megabytes.
+  t.head = {"RANK",          "NODE",           "OP",        "PAR",        "VISITS",
+            "CPU/MINIBATCH", "WAIT/MINIBATCH", "RATE/CORE", "CORES USED", "SCALED RATE",
+            "BYTES/ELEMENT", "MATERIALIZED",   "CACHEABLE", "LIMIT"};
   int rank = 0;
   for (const auto& name : r.ranking) {
     const NodeModel* m = r.Find(name);
     t.rows.push_back({std::to_string(++rank), m->name, OpText(*m), std::to_string(m->parallelism),
-                      Fmt(m->visit_ratio), Fmt(m->cpu_seconds_per_minibatch * 1e3),
-                      Fmt(m->wait_seconds_per_minibatch * 1e3), Fmt(m->rate_per_core, "unbounded"),
+                      Fmt(m->visit_ratio), units::FormatSeconds(m->cpu_seconds_per_minibatch),
+                      units::FormatSeconds(m->wait_seconds_per_minibatch), Fmt(m->rate_per_core, "unbounded"),
                       Fmt(m->cores_used, "?"),
                       m->limit == Limit::kCached ? "-" : Fmt(m->scaled_rate, "unbounded"),
                       m->bytes_per_element ? units::FormatBytes(*m->bytes_per_element) : "-", CardText(*m),
@@ -156,12 +159,12 @@ std::string AsTracedText(const Analysis& r) {
 // Threads as traced: who shares them and what they can deliver.
 Table GroupTable(const Analysis& r) {
   Table t;
-  t.head = {"THREADS OF", "THREADS", "SERVICE MS/MB", "BOUND", "NODES"};
+  t.head = {"THREADS OF", "THREADS", "SERVICE/MINIBATCH", "BOUND", "NODES"};
   for (const auto& g : r.thread_groups) {
     std::string members;
     for (const auto& m : g.members) members += (members.empty() ? "" : ", ") + m;
     t.rows.push_back({g.name, std::to_string(g.threads) + (g.serialized ? " (one at a time)" : ""),
-                      Fmt(g.service_seconds_per_minibatch * 1e3), Fmt(g.bound, "unbounded"), members});
+                      units::FormatSeconds(g.service_seconds_per_minibatch), Fmt(g.bound, "unbounded"), members});
   }
   return t;
 }

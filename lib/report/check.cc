@@ -39,7 +39,9 @@ std::string Resolve(const std::string& path, const std::string& base_dir) {
 // A value that may be written as a JSON number or as text with units.
 StatusOr<std::string> ValueText(const nlohmann::json& v, const std::string& where, bool allow_number) {
   if (v.is_string()) return v.get<std::string>();
-  if (allow_number && v.is_number()) return FormatSignificant(v.get<double>());
+  // Parsed back at once: every digit (17 give the double back), never an
+  // exponent, which the unit parsers would read as a unit.
+  if (allow_number && v.is_number()) return FormatSignificant(v.get<double>(), 17);
   return Status::InvalidArgument(where + ": expected " + (allow_number ? "a number or a string" : "a string") +
                                  " with its unit, got " + v.dump());
 }
@@ -219,7 +221,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
   if (c.baseline) {
     if (!baseline) return Status::Internal("EvaluateCheck: a baseline is stated but none was analysed");
     const double tol = c.tolerance.value_or(kDefaultTolerance);
-    const std::string tol_text = FormatSignificant(tol * 100) + "%";
+    const std::string tol_text = FormatNumber(tol * 100) + "%";
     const std::string vs = " (baseline " + baseline->source + " ";
     // Rising costs: CPU (the rate per core is its inverse, so it is said
     // alongside rather than checked twice), bytes, storage bytes.
@@ -244,8 +246,8 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       seen.insert(b.name);
       std::string rates;
       if (b.rate_per_core && n->rate_per_core) {
-        rates = "; rate per core " + FormatSignificant(*b.rate_per_core) + " -> " +
-                FormatSignificant(*n->rate_per_core) + " minibatches/core-s";
+        rates = "; rate per core " + FormatNumber(*b.rate_per_core) + " -> " +
+                FormatNumber(*n->rate_per_core) + " minibatches/core-s";
       }
       const auto seconds = [](double v) { return units::FormatSeconds(v); };
       const auto bytes = [](double v) { return units::FormatBytes(v); };
@@ -279,7 +281,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       std::string found = Throughput(now_rate);
       if (now_rate) found += " (" + Percent(*now_rate / base - 1) + extra + ")";
       out.results.push_back(
-          {what, "at least " + Throughput(limit) + vs + FormatSignificant(base) + " - " + tol_text + ")", found, ok});
+          {what, "at least " + Throughput(limit) + vs + FormatNumber(base) + " - " + tol_text + ")", found, ok});
     };
     fall("predicted throughput", baseline->predicted_throughput, report.predicted_throughput, "");
     const std::string holder = AsTracedHolder(report.as_traced);

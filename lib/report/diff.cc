@@ -39,7 +39,7 @@ std::map<std::string, std::string> NodeFields(const schema::Node& node) {
   return fields;
 }
 
-std::string Num(std::optional<double> v) { return v ? FormatSignificant(*v, 4) : "unbounded"; }
+std::string Num(std::optional<double> v) { return v ? FormatNumber(*v) : "unbounded"; }
 
 std::string Change(const Compared& c) {
   auto ch = c.change();

@@ -65,7 +65,11 @@ std::vector<Edge> Edges(const ProgramGraph& program) {
   return edges;
 }
 
-std::string RateText(const std::optional<double>& v) { return v ? FormatSignificant(*v) : std::string("unbounded"); }
+std::string RateText(const std::optional<double>& v) { return v ? FormatNumber(*v) : std::string("unbounded"); }
+// The same with its unit, where no column or axis names it.
+std::string RateWithUnit(const std::optional<double>& v) {
+  return v ? units::FormatMinibatchRate(*v) : std::string("unbounded");
+}
 
 }  // namespace
 
@@ -87,15 +91,15 @@ std::string FormatDot(const Analysis& report) {
   out += "  edge [fontname=\"Helvetica\", fontsize=9];\n";
   out += "  labelloc=t;\n  label=" +
          DotQuote(program.name() + ": observed " + ObservedText(report) + ", as traced " +
-                  RateText(report.as_traced.throughput) +
+                  RateWithUnit(report.as_traced.throughput) +
                   (report.as_traced.bottleneck.empty() ? "" : " (" + report.as_traced.bottleneck + ")") +
-                  ", predicted " + RateText(report.predicted_throughput) + " with the best parallelism" +
+                  ", predicted " + RateWithUnit(report.predicted_throughput) + " with the best parallelism" +
                   (report.bottleneck.empty() ? "" : ", bottleneck " + report.bottleneck)) +
          ";\n";
   for (const auto& n : report.nodes) {
     const double c = Closeness(report, n);
     std::string label = n.name + "\\n" + n.op + " x" + std::to_string(n.parallelism);
-    label += "\\nrate/core " + RateText(n.rate_per_core) + "\\nscaled " + RateText(n.scaled_rate) + " mb/s";
+    label += "\\nrate/core " + RateText(n.rate_per_core) + "\\nscaled " + RateWithUnit(n.scaled_rate);
     if (n.name == report.bottleneck) label += "\\nBOTTLENECK";
     if (n.name == report.cache_node) label += "\\ncache here";
     char color[64];
@@ -112,7 +116,7 @@ std::string FormatDot(const Analysis& report) {
     if (e.function) {
       attrs = "style=dashed, label=\"function\"";
     } else if (from) {
-      attrs = "label=\"" + FormatSignificant(from->visit_ratio) + "\"";
+      attrs = "label=\"" + FormatNumber(from->visit_ratio) + "\"";
     }
     out += "  " + DotQuote(e.from) + " -> " + DotQuote(e.to) + (attrs.empty() ? "" : " [" + attrs + "]") + ";\n";
   }
@@ -161,7 +165,7 @@ std::string GraphSvg(const Analysis& report, const std::string& cache_node) {
            "\" stroke=\"#555\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"" +
            (e.function ? " stroke-dasharray=\"5 4\"" : "") + "/>\n";
     const NodeModel* from = report.Find(e.from);
-    const std::string label = e.function ? "function" : from ? "x" + FormatSignificant(from->visit_ratio) : "";
+    const std::string label = e.function ? "function" : from ? "x" + FormatNumber(from->visit_ratio) : "";
     svg += "<text class=\"edge\" x=\"" + Fixed((x1 + x2) / 2) + "\" y=\"" + Fixed((y1 + y2) / 2 - 5) +
            "\" text-anchor=\"middle\">" + Escape(label) + "</text>\n";
   }
@@ -177,7 +181,7 @@ std::string GraphSvg(const Analysis& report, const std::string& cache_node) {
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 35) + "\" text-anchor=\"middle\">" +
            Escape(n.op + " x" + std::to_string(n.parallelism)) + "</text>";
     svg += "<text x=\"" + Fixed(x + box_w / 2) + "\" y=\"" + Fixed(y + 52) + "\" text-anchor=\"middle\">" +
-           Escape(n.scaled_rate ? FormatSignificant(*n.scaled_rate) + " mb/s" : "unbounded") + "</text></g>\n";
+           Escape(n.scaled_rate ? units::FormatMinibatchRate(*n.scaled_rate) : "unbounded") + "</text></g>\n";
   }
   svg += "</svg>\n";
   return svg;
@@ -220,7 +224,7 @@ std::string RooflineSvg(const Analysis& report) {
     svg += "<line x1=\"" + Fixed(x) + "\" y1=\"" + Fixed(top - 6) + "\" x2=\"" + Fixed(x) + "\" y2=\"" +
            Fixed(height - 34) + "\" stroke=\"#ddd\"/>";
     svg += "<text class=\"axis\" x=\"" + Fixed(x) + "\" y=\"" + Fixed(height - 20) + "\" text-anchor=\"middle\">" +
-           (d >= 0 ? Fixed(std::pow(10, d), 0) : FormatSignificant(std::pow(10, d))) + "</text>\n";
+           FormatNumber(std::pow(10, d)) + "</text>\n";
   }
   svg += "<text class=\"axis\" x=\"" + Fixed(label_w + margin + plot_w / 2) + "\" y=\"" + Fixed(height - 4) +
          "\" text-anchor=\"middle\">minibatches/s (log scale)</text>\n";
@@ -238,8 +242,8 @@ std::string RooflineSvg(const Analysis& report) {
         const double reach = *n->rate_per_core * n->max_cores;
         svg += "<rect class=\"reach\" x=\"" + Fixed(x0) + "\" y=\"" + Fixed(y) + "\" width=\"" +
                Fixed(std::max(1.0, xof(reach) - x0)) + "\" height=\"" + Fixed(bar_h) + "\"><title>" +
-               Escape(n->name + " at " + FormatSignificant(n->max_cores) +
-                      " cores: " + units::FormatMinibatchRate(reach)) +
+               Escape(n->name + " at " + FormatCount(n->max_cores, "core", "cores") + ": " +
+                      units::FormatMinibatchRate(reach)) +
                "</title></rect>";
       }
       svg += "<rect class=\"" + std::string(n->name == report.bottleneck ? "bar bottleneck" : "bar") + "\" x=\"" +
@@ -248,7 +252,7 @@ std::string RooflineSvg(const Analysis& report) {
              Escape(n->name + " now: " + units::FormatMinibatchRate(*n->scaled_rate) + " (" + n->limit_text + ")") +
              "</title></rect>";
       svg += "<text x=\"" + Fixed(xof(*n->scaled_rate) + 4) + "\" y=\"" + Fixed(y + bar_h - 5) + "\">" +
-             FormatSignificant(*n->scaled_rate) + "</text>\n";
+             FormatNumber(*n->scaled_rate) + "</text>\n";
     }
     y += bar_h + gap;
   }
@@ -258,15 +262,22 @@ std::string RooflineSvg(const Analysis& report) {
            Fixed(x) + "\" y2=\"" + Fixed(height - 34) + "\"/><text class=\"" + cls + "-label\" x=\"" + Fixed(x + 3) +
            "\" y=\"" + Fixed(top - 14 + dy) + "\">" + Escape(label) + "</text>\n";
   };
-  if (observed > 0) vline(observed, "observed", "observed " + FormatSignificant(observed), 0);
-  if (const auto& p = report.predicted_throughput) vline(*p, "predicted", "predicted " + FormatSignificant(*p), 10);
+  if (observed > 0) vline(observed, "observed", "observed " + FormatNumber(observed), 0);
+  if (const auto& p = report.predicted_throughput) vline(*p, "predicted", "predicted " + FormatNumber(*p), 10);
   // Above the other two labels: the as-traced line often sits beside the observed one.
   if (report.as_traced.throughput) {
     const double t = *report.as_traced.throughput;
-    vline(t, "as-traced", "as traced " + FormatSignificant(t), -10);
+    vline(t, "as-traced", "as traced " + FormatNumber(t), -10);
   }
   svg += "</svg>\n";
   return svg;
+}
+
+// A node's size as a share of the cache budget, beside its bar: one
+// decimal, as a column reads evenly ("20.7%", "5.2%"); from 1000% by the
+// one rule ("12.3k%"), not "12345.6%".
+std::string BudgetShare(double share) {
+  return (std::fabs(share) < 9.9995 ? Fixed(share * 100) : FormatNumber(share * 100)) + "%";
 }
 
 std::string Bar(double share, const char* cls) {
@@ -302,7 +313,7 @@ std::string FormatHtml(const Analysis& report) {
   h += "</style>\n</head>\n<body>\n";
   h += "<h1>" + Escape(title) + "</h1>\n";
   h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " +
-       FormatSignificant(report.window_start_seconds) + " s to " + FormatSignificant(report.window_end_seconds) +
+       FormatNumber(report.window_start_seconds) + " s to " + FormatNumber(report.window_end_seconds) +
        " s (" + std::to_string(report.minibatches) + " minibatches); machine " + Escape(CoresPlannedText(report)) +
        ", " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) + " memory" +
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
@@ -314,12 +325,12 @@ std::string FormatHtml(const Analysis& report) {
     h += "</ul>\n";
   }
   h += "<p class=\"summary\"><span>observed <b>" + Escape(ObservedText(report)) +
-       "</b></span><span id=\"as-traced\">as traced <b>" + RateText(report.as_traced.throughput) + "</b>";
+       "</b></span><span id=\"as-traced\">as traced <b>" + RateWithUnit(report.as_traced.throughput) + "</b>";
   if (report.as_traced.throughput) h += " (" + Escape(AsTracedHolder(report.as_traced)) + ")";
-  h += "</span><span>predicted <b>" + RateText(report.predicted_throughput) + "</b> with the best parallelism";
+  h += "</span><span>predicted <b>" + RateWithUnit(report.predicted_throughput) + "</b> with the best parallelism";
   if (!report.predicted_limit.empty()) h += " (" + Escape(report.predicted_limit) + "-bound)";
   h += "</span><span>bottleneck <b>" + Escape(report.bottleneck.empty() ? "none" : report.bottleneck) + "</b></span>";
-  if (plan) h += "<span>after a rewrite <b>" + FormatSignificant(plan->throughput) + "</b></span>";
+  if (plan) h += "<span>after a rewrite <b>" + units::FormatMinibatchRate(plan->throughput) + "</b></span>";
   h += "</p>\n";
 
   h += "<h2>Pipeline</h2>\n<p class=\"legend\">Data flows left to right. Fill: red is the bottleneck, green far from "
@@ -336,14 +347,14 @@ std::string FormatHtml(const Analysis& report) {
   h += "<h2>Threads as traced</h2>\n<p class=\"legend\">Nodes that share threads, as configured: a group "
        "delivers at most its threads over its service (CPU and waiting) per minibatch. The tightest group bounds "
        "the as-traced prediction.</p>\n";
-  h += "<table id=\"thread-groups\"><tr><th>group</th><th>threads</th><th>service ms per minibatch</th>"
+  h += "<table id=\"thread-groups\"><tr><th>group</th><th>threads</th><th>service per minibatch</th>"
        "<th>bound (minibatches/s)</th><th>nodes</th></tr>\n";
   for (const auto& g : report.thread_groups) {
     std::string members;
     for (const auto& m : g.members) members += (members.empty() ? "" : ", ") + m;
     h += "<tr><td>" + Escape(g.name) + "</td><td class=\"n\">" + std::to_string(g.threads) +
          (g.serialized ? " (one at a time)" : "") + "</td><td class=\"n\">" +
-         FormatSignificant(g.service_seconds_per_minibatch * 1e3) + "</td><td class=\"n\">" + RateText(g.bound) +
+         Escape(units::FormatSeconds(g.service_seconds_per_minibatch)) + "</td><td class=\"n\">" + RateText(g.bound) +
          "</td><td>" + Escape(members) + "</td></tr>\n";
   }
   if (report.thread_groups.empty()) h += "<tr><td colspan=\"5\">None.</td></tr>\n";
@@ -352,15 +363,15 @@ std::string FormatHtml(const Analysis& report) {
   h += "<h2>Core allocation (LP)</h2>\n";
   if (plan) {
     h += "<p class=\"legend\">Cores the throughput program gives each stage to reach " +
-         FormatSignificant(plan->throughput) + " minibatches/s on " + std::to_string(plan->cores) + " cores" +
+         FormatNumber(plan->throughput) + " minibatches/s on " + FormatCount(plan->cores, "core", "cores") +
          (plan->cache_node.empty() ? "" : " with a cache at " + Escape(plan->cache_node)) +
-         "; without a cache it reaches " + FormatSignificant(plan->throughput_without_cache) +
+         "; without a cache it reaches " + FormatNumber(plan->throughput_without_cache) +
          " (bound: " + Escape(plan->binding_without_cache) + ").</p>\n";
     h += "<table id=\"cores\"><tr><th>stage</th><th>CPU per minibatch</th><th>cores</th><th>max</th><th></th></tr>\n";
     for (const auto& s : plan->stages) {
       h += "<tr><td>" + Escape(s.name) + "</td><td class=\"n\">" +
            Escape(units::FormatSeconds(s.cpu_seconds_per_minibatch)) + "</td><td class=\"n\">" + Fixed(s.cores, 2) +
-           "</td><td class=\"n\">" + FormatSignificant(s.max_cores) + "</td><td>" +
+           "</td><td class=\"n\">" + FormatNumber(s.max_cores) + "</td><td>" +
            Bar(plan->cores > 0 ? s.cores / plan->cores : 0, "cores") + (s.active ? "" : " under the cache") +
            "</td></tr>\n";
     }
@@ -386,7 +397,7 @@ std::string FormatHtml(const Analysis& report) {
     if (!n.materialized_bytes) continue;
     const double share = budget > 0 ? *n.materialized_bytes / budget : 1;
     h += "<tr><td>" + Escape(n.name) + "</td><td class=\"n\">" + Escape(units::FormatBytes(*n.materialized_bytes)) +
-         "</td><td>" + Bar(share, share <= 1 ? "fits" : "nofit") + " " + Fixed(share * 100) + "%</td><td>" +
+         "</td><td>" + Bar(share, share <= 1 ? "fits" : "nofit") + " " + BudgetShare(share) + "</td><td>" +
          (n.cacheable ? "yes" : Escape("no" + (n.random_below.empty() ? "" : " (random: " + n.random_below + ")"))) +
          "</td></tr>\n";
   }

@@ -10,14 +10,14 @@ namespace plumber::report {
 
 std::string FormatProvisionText(const std::string& trace, const analysis::Provisioning& p) {
   const auto& m = p.machine;
-  std::string out = "plumber provision: " + trace + ", target " + FormatSignificant(p.target, 4) + " minibatches/s\n";
+  std::string out = "plumber provision: " + trace + ", target " + FormatNumber(p.target) + " minibatches/s\n";
   out += "  cores:      " + std::to_string(m.cores) + "\n";
   out += "  memory:     " + units::FormatBytes(m.memory_bytes) +
          (p.cache_node.empty() ? " (buffers only; no cache pays off)" : " (cache after " + p.cache_node + ")") + "\n";
   out += "  bandwidth:  " + units::FormatRate(m.bandwidth) + "\n";
   out += "  cost:       $" + FormatFixed(m.cost_per_hour, 4) + " per hour (cpu $" +
-         FormatSignificant(p.prices.per_core_hour, 4) + "/core-h, mem $" + FormatSignificant(p.prices.per_gb_hour, 4) +
-         "/GB-h, bw $" + FormatSignificant(p.prices.per_100mbps_hour, 4) + "/100MB/s-h)\n";
+         FormatNumber(p.prices.per_core_hour) + "/core-h, mem $" + FormatNumber(p.prices.per_gb_hour) +
+         "/GB-h, bw $" + FormatNumber(p.prices.per_100mbps_hour) + "/100MB/s-h)\n";
   return out;
 }
 

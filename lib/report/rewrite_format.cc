@@ -76,7 +76,7 @@ std::string PlanText(const Plan& plan) {
   bool any = false;
   for (const auto& s : plan.stages) {
     if (!s.active || s.cpu_seconds_per_minibatch <= 0) continue;
-    out += (any ? ", " : " ") + s.name + " " + FormatSignificant(s.cores);
+    out += (any ? ", " : " ") + s.name + " " + FormatNumber(s.cores);
     any = true;
   }
   out += any ? "\n" : " none\n";
@@ -114,7 +114,7 @@ std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, con
     out += "unbounded rewritten (after the first epoch everything is replayed from the cache)";
   } else {
     out += units::FormatMinibatchRate(r.predicted_after) + " for the rewritten pipeline";
-    if (r.predicted_before > 0) out += " (" + FormatSignificant(r.predicted_after / r.predicted_before) + "x)";
+    if (r.predicted_before > 0) out += " (" + FormatNumber(r.predicted_after / r.predicted_before) + "x)";
   }
   out += "\n";
   out += "budget: parallel stages hold " + std::to_string(r.parallel_cores) + " of " + std::to_string(r.plan.cores) +
@@ -159,7 +159,7 @@ std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
     out += "unbounded with the edits (after the first epoch everything is replayed from the cache)\n";
   } else {
     out += units::FormatMinibatchRate(r.predicted_after) + " with every edit";
-    if (r.predicted_before > 0) out += " (" + FormatSignificant(r.predicted_after / r.predicted_before) + "x)";
+    if (r.predicted_before > 0) out += " (" + FormatNumber(r.predicted_after / r.predicted_before) + "x)";
     out += "\n";
   }
   if (!a.source_limits.empty()) {

@@ -41,7 +41,7 @@ std::string FormatServiceText(const std::string& trace, const analysis::ServiceP
          (p.worker_cache.empty() ? "" : " and the cache") + ")\n";
   out += "  per worker:   " + units::FormatMinibatchRate(s.worker_rate) + ", bound by " + s.bound + "\n";
   out += "    compute:    " + units::FormatMinibatchRate(p.worker_compute_rate) + " (held by " +
-         p.worker_compute_binding + "; " + FormatSignificant(p.worker_cores_used, 3) + " cores busy)\n";
+         p.worker_compute_binding + "; " + FormatCount(p.worker_cores_used, "core", "cores") + " busy)\n";
   if (p.worker_network_bytes_per_s) {
     out +=
         "    network:    " + (s.network_rate ? units::FormatMinibatchRate(*s.network_rate) : std::string("unbounded")) +

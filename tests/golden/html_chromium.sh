@@ -3,8 +3,9 @@
 # it loads without a console message, the pipeline graph and the roofline
 # chart are present and non-empty in the rendered DOM, the as-traced
 # prediction and the thread-groups table are shown, the page holds no
-# script and fetches nothing, and a screenshot is kept as an artifact in
-# ARTIFACT_DIR. Without Chromium it fails, saying how to install it: a
+# script and fetches nothing, no number on it is in e-notation (the
+# imported PipelineSnapshot has rates of 625M and costs of 1.6 ns), and a
+# screenshot is kept as an artifact in ARTIFACT_DIR. Without Chromium it fails, saying how to install it: a
 # skipped test would let a broken report pass unseen wherever the browser
 # happened to be missing (scripts/test.sh installs it).
 set -u
@@ -21,9 +22,10 @@ mkdir -p "$artifacts"
 fail=0
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
   --disable-component-update --disable-sync --disable-extensions --hide-scrollbars --enable-logging=stderr --v=0)
-for t in image cpu; do
+for spec in image:testdata/traces/image.json cpu:testdata/traces/cpu.json snapshot:testdata/pipeline_snapshot/run_a.pb; do
+  t=${spec%%:*} trace=${spec#*:}
   html="$tmp/$t.html"
-  (cd "$src" && "$bin" analyze "testdata/traces/$t.json" --format html -o "$html") || { echo "FAIL $t: analyze"; fail=1; continue; }
+  (cd "$src" && "$bin" analyze "$trace" --format html -o "$html") || { echo "FAIL $t: analyze"; fail=1; continue; }
   # Self-contained: no scripts, no external resources (the SVG namespace is a name, not a fetch).
   if grep -qi '<script\|<link\|<img\|<iframe\|@import\|url(http' "$html"; then echo "FAIL $t: page pulls in scripts or resources"; fail=1; fi
   if grep -o 'https\?://[^"]*' "$html" | grep -qv '^http://www.w3.org/2000/svg$'; then echo "FAIL $t: page names a URL"; fail=1; fi
@@ -38,6 +40,10 @@ for t in image cpu; do
     if [ -z "$body" ] || [ "$shapes" -lt 3 ]; then echo "FAIL $t: svg #$id missing or empty ($shapes shapes)"; fail=1; fi
   done
   grep -q '<ul id="findings">' "$tmp/$t.dom" || { echo "FAIL $t: no findings list"; fail=1; }
+  # Numbers people read: never 1.021e+08 (base/number_format.h).
+  if grep -qE '[0-9]e[+-][0-9]' "$tmp/$t.dom"; then
+    echo "FAIL $t: a number in e-notation:"; grep -oE '.{0,40}[0-9]e[+-][0-9].{0,20}' "$tmp/$t.dom" | head -5; fail=1
+  fi
   # Both predictions, and the thread groups that bound the as-traced one (one row at least).
   grep -q '<span id="as-traced">as traced <b>' "$tmp/$t.dom" || { echo "FAIL $t: no as-traced prediction"; fail=1; }
   groups=$(sed -n '/<table id="thread-groups">/,/<\/table>/p' "$tmp/$t.dom" | grep -c '<tr><td>')
