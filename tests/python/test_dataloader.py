@@ -141,6 +141,19 @@ class TracedDataLoaderTest(unittest.TestCase):
     def test_two_persistent_workers(self):
         self.check_trace(self.run_traced(2, True), 2, True)
 
+    def test_check_and_diff(self):
+        # The CI gate and the comparison of two runs read these traces too.
+        a = self.run_traced(1, False)
+        b = self.run_traced(1, True)
+        rc, out, err = plumber("check", a, "--min-throughput", "0.01/s")
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = plumber("check", a, "--min-throughput", "1000000/s")
+        self.assertEqual(rc, 1, out + err)
+        rc, out, err = plumber("diff", a, b)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("program: unchanged", out)
+        self.assertIn("RandomResizedCrop", out)
+
     def test_killed_mid_epoch(self):
         path = os.path.join(self.tmp, "killed.pb")
         env = dict(os.environ)
