@@ -284,6 +284,10 @@ class TracedLoader:
         return len(self._loader)
 
     def __getattr__(self, name):
+        # Only the DataLoader's public attributes: a private one missing here
+        # (before __init__ set it) must not recurse.
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._loader, name)
 
     def __enter__(self):
@@ -438,7 +442,12 @@ class TracedLoader:
         o.argv.extend(sys.argv)
 
         imp = h.imported
-        imp.format = "PyTorch DataLoader (plumber_torch %s, torch %s)" % (__version__, cfg.torch_version)
+        # The configuration in the DataLoader's own words, so that every
+        # report's "imported from" line shows it.
+        imp.format = ("PyTorch DataLoader (plumber_torch %s, torch %s): num_workers=%d, batch_size=%d, "
+                      "prefetch_factor=%d, persistent_workers=%s, pin_memory=%s, shuffle=%s, drop_last=%s" %
+                      (__version__, cfg.torch_version, cfg.num_workers, cfg.batch_size, cfg.prefetch_factor,
+                       cfg.persistent_workers, cfg.pin_memory, cfg.shuffle, cfg.drop_last))
         imp.thread_cpu = True
         imp.window_known = True
         imp.window_from = "the tracer's own clock"

@@ -117,7 +117,9 @@ class TracedDataLoaderTest(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
         for name in ["decode", "RandomResizedCrop", "collate"]:
             self.assertIn(name, out)
-        self.assertIn("PyTorch DataLoader", out)
+        self.assertIn("imported from:        PyTorch DataLoader", out)
+        self.assertIn("num_workers=%d, batch_size=%d, prefetch_factor=2, persistent_workers=%s" %
+                      (workers, BATCH, persistent), out)
         rc, out, err = plumber("analyze", path, "--format", "json")
         self.assertEqual(rc, 0, err)
         report = json.loads(out)
