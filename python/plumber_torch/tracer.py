@@ -350,9 +350,11 @@ class TracedLoader:
         self._batches += 1
         pid = payload["pid"]
         if pid != self._pid:
-            self._worker_cpu[pid] = payload["process_cpu_ns"]
-            if pid not in self._pids_seen:
-                self._pids_seen.add(pid)
+            # A worker is its pid and start time: pids are reused across epochs.
+            worker = (pid, payload["init_ns"])
+            self._worker_cpu[worker] = payload["process_cpu_ns"]
+            if worker not in self._pids_seen:
+                self._pids_seen.add(worker)
                 self._workers_started += 1
                 if payload["init_ns"] is not None:
                     self._worker_start_epoch = max(self._worker_start_epoch,
