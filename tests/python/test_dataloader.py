@@ -124,6 +124,17 @@ class TracedDataLoaderTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         report = json.loads(out)
         self.assertIsNotNone(report)
+        # plumber's own schema knows the DataLoader's fields: they survive
+        # its conversion to JSON.
+        as_json = path + ".json"
+        rc, out, err = plumber("convert", path, as_json)
+        self.assertEqual(rc, 0, out + err)
+        with open(as_json) as f:
+            converted = json.load(f)
+        dataloader = converted["header"]["imported"]["dataloader"]
+        self.assertEqual(dataloader.get("num_workers", 0), workers)
+        self.assertEqual(dataloader["batch_size"], str(BATCH))
+        self.assertEqual(converted["snapshots"][-1]["dataloader"]["epochs"], str(EPOCHS))
         rc, out, err = plumber("rank", path)
         self.assertEqual(rc, 0, out + err)
         self.assertIn("getitem", out)
