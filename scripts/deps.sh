@@ -3,7 +3,10 @@
 # missing. Safe to run again; needs root (as on CI and a fresh machine).
 #   scripts/deps.sh         what building and `plumber demo` need
 #   scripts/deps.sh --test  that, plus what only tests need (chromium, for
-#                           the HTML report test); scripts/test.sh uses it
+#                           the HTML report test; PyTorch, torchvision, PIL
+#                           and Python protobuf for the PyTorch tracer's
+#                           tests, about 640 MB installed, CPU only);
+#                           scripts/test.sh uses it
 # Test-only packages are kept out of the default list so that the README's
 # first command does not pull a browser onto a machine that only builds.
 set -euo pipefail
@@ -15,7 +18,7 @@ packages=(
   man-db groff-base
   graphviz jq
 )
-test_packages=(chromium)
+test_packages=(chromium python3-torch python3-torchvision python3-pil python3-protobuf)
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=("${test_packages[@]}") ;;

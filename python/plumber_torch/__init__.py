@@ -1,0 +1,25 @@
+"""plumber_torch: trace a PyTorch DataLoader into a plumber trace.
+
+    loader = plumber_torch.traced(loader, "trace.pb")
+
+and, inside a dataset's __getitem__, optionally
+
+    with plumber_torch.stage("read") as s:
+        data = f.read()
+        s.bytes = len(data)
+
+docs/pytorch.md says what is traced and what is not."""
+
+from .stage import stage
+
+__version__ = "0.1.0"
+
+
+def traced(loader, path, snapshot_every=1.0):
+    """Wraps `loader` (a torch.utils.data.DataLoader) so that iterating it
+    writes a plumber trace to `path`. See TracedLoader."""
+    from .tracer import TracedLoader
+    return TracedLoader(loader, path, snapshot_every=snapshot_every)
+
+
+__all__ = ["traced", "stage", "__version__"]
