@@ -153,7 +153,7 @@ TEST_CASE("mem env: temporary directories are new names, removed with their file
   CHECK_FALSE(env->FileExists("/tmp/scoped-000003/f"));
 }
 
-TEST_CASE("mem env: a directory cannot take a file's name; files keep no times", "[env][mem_env]") {
+TEST_CASE("mem env: a directory cannot take a file's name, and files keep no times", "[env][mem_env]") {
   auto env = NewMemEnv(Env::Default());
   REQUIRE(env->CreateDirectories("/out/traces").ok());
   CHECK(env->CreateDirectories("/out/traces").ok());  // existing: no error
