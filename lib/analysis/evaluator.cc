@@ -2,6 +2,7 @@
 #include "analysis/evaluator.h"
 
 #include <limits>
+#include <ranges>
 
 #include "lp/steady_limits.h"
 
@@ -24,41 +25,22 @@ std::string Heaviest(const ProgramGraph& g, const ProgramCosts& costs, const Ran
   return fallback;
 }
 
-// 0, 1, ..., n - 1.
-struct AllNodes {
-  int n;
-  struct It {
-    int i;
-    int operator*() const { return i; }
-    It& operator++() {
-      ++i;
-      return *this;
-    }
-    bool operator!=(const It& o) const { return i != o.i; }
-  };
-  It begin() const { return {0}; }
-  It end() const { return {n}; }
-};
-
 }  // namespace
 
 Evaluation Evaluate(const ProgramGraph& g, const ThreadGroups& tg, const ProgramCosts& costs,
                     const EvaluationMachine& machine, const RestartModels* restart) {
   constexpr double kNoCap = std::numeric_limits<double>::infinity();
   // The program as the throughput program's rows: a stage per node with no
-  // cap of its own (its threads are its group's), a group per thread
-  // group, the CPU no node holds as one more stage.
+  // cap of its own (its threads are its group's) and a group per thread
+  // group.
   lp::ThroughputProblem p;
   p.cores = machine.cores;
-  p.stages.reserve(static_cast<size_t>(g.size()) + 1);
+  p.stages.reserve(static_cast<size_t>(g.size()));
   for (int i = 0; i < g.size(); ++i) {
     const WorkCost& c = costs.nodes[i];
     p.stages.push_back({std::string(), c.works ? c.cpu_seconds : 0.0, kNoCap, c.works ? c.service_seconds : 0.0,
                         kNoCap});
     if (c.works) p.storage.bytes_per_minibatch += c.storage_bytes;
-  }
-  if (costs.unattributed_cpu_seconds > 0) {
-    p.stages.push_back({std::string(), costs.unattributed_cpu_seconds, kNoCap, 0.0, kNoCap});
   }
   for (size_t k = 0; k < tg.groups.size(); ++k) {
     lp::ThreadGroupCost group;
@@ -91,11 +73,11 @@ Evaluation Evaluate(const ProgramGraph& g, const ThreadGroups& tg, const Program
         break;
       case Kind::kStorage:
         e.limit = "storage";
-        e.bottleneck = Heaviest(g, costs, AllNodes{g.size()}, &WorkCost::storage_bytes, "");
+        e.bottleneck = Heaviest(g, costs, std::views::iota(0, g.size()), &WorkCost::storage_bytes, "");
         break;
       default:  // the cores: a stage here has no cap of its own
         e.limit = "cpu";
-        e.bottleneck = Heaviest(g, costs, AllNodes{g.size()}, &WorkCost::cpu_seconds, "");
+        e.bottleneck = Heaviest(g, costs, std::views::iota(0, g.size()), &WorkCost::cpu_seconds, "");
         break;
     }
   }

@@ -43,9 +43,6 @@ struct WorkCost {
 
 struct ProgramCosts {
   std::vector<WorkCost> nodes;  // by node index of the graph
-  // CPU per minibatch no node's own work holds, on cores the pipeline
-  // shares (0 for a traced program, whose CPU is all its nodes').
-  double unattributed_cpu_seconds = 0;
 };
 
 struct EvaluationMachine {

@@ -87,6 +87,12 @@ double HandoffPrice::ColdStackingSeconds(double bytes, double coldness) const {
   return cold_stacking_per_byte_ns * bytes * coldness * 1e-9;
 }
 
+double EmittedModel::Costs::Cpu() const {
+  double sum = 0;
+  for (const auto& [name, cpu] : cpu_of) sum += cpu;
+  return sum;
+}
+
 namespace {
 
 // Service per minibatch of the threads node i runs on, from `service`.
@@ -140,7 +146,6 @@ EmittedModel::EmittedModel(const analysis::Analysis& analysis, const analysis::P
     if (!m.reliable || !m.steady_state_cost) continue;
     traced_.service[m.name] = std::max(m.cpu_seconds_per_minibatch, m.service_seconds_per_minibatch);
     traced_.cpu_of[m.name] = m.cpu_seconds_per_minibatch;
-    traced_.cpu += m.cpu_seconds_per_minibatch;
   }
   // As Predict sees the traced pipeline: its costs and its wake-ups.
   const analysis::ThreadGroups traced_threads = analysis::BuildThreadGroups(traced);
@@ -163,7 +168,6 @@ EmittedModel::EmittedModel(const analysis::Analysis& analysis, const analysis::P
     if (!s.active) continue;
     planned_.service[s.name] = std::max(s.cpu_seconds_per_minibatch, s.service_seconds_per_minibatch);
     planned_.cpu_of[s.name] = s.cpu_seconds_per_minibatch;
-    planned_.cpu += s.cpu_seconds_per_minibatch;
   }
 }
 
@@ -227,7 +231,6 @@ std::set<std::string> EmittedModel::Restack(const ProgramGraph& g, const analysi
     const double moved = std::max(delta, -cpu);  // never below nothing
     cpu += moved;
     priced.service[name] = std::max(0.0, priced.service[name] + moved);
-    priced.cpu = std::max(0.0, priced.cpu + moved);
     restacked.insert(name);
   }
   return restacked;
@@ -255,7 +258,6 @@ std::set<std::string> EmittedModel::Learn(const ProgramGraph& g, Costs& costs, s
     const double cpu = c->cpu_seconds_per_element * m->visit_ratio;
     const double service = c->service_seconds_per_element * m->visit_ratio;
     double& had = costs.cpu_of[name];
-    costs.cpu = std::max(0.0, costs.cpu + cpu - had);
     had = cpu;
     costs.service[name] = std::max(cpu, service);
     learned.insert(name);
@@ -285,7 +287,7 @@ double EmittedModel::Ceiling(bool cached, const Costs& before, const Costs& afte
     return bound_by_costs && std::isfinite(now) ? x * now / was : x;
   }
   const std::string& binding = plan_.binding_without_cache;
-  if (binding == "cores") return scaled(before.cpu, after.cpu);
+  if (binding == "cores") return scaled(before.Cpu(), after.Cpu());
   auto stage = [&](const std::string& prefix) -> std::string {
     return binding.rfind(prefix, 0) == 0 ? binding.substr(prefix.size()) : std::string();
   };
@@ -314,8 +316,8 @@ double EmittedModel::CacheBound(const Costs& c) const {
     p.stages.push_back(std::move(stage));
   }
   // The CPU of hand-offs and of nodes the plan does not list.
-  if (c.cpu > attributed) {
-    p.stages.push_back({"", c.cpu - attributed, std::numeric_limits<double>::infinity(), 0.0, 0.0});
+  if (const double cpu = c.Cpu(); cpu > attributed) {
+    p.stages.push_back({"", cpu - attributed, std::numeric_limits<double>::infinity(), 0.0, 0.0});
   }
   const auto x = lp::TightestLimit(p);
   return x ? x->throughput : std::numeric_limits<double>::infinity();
@@ -371,7 +373,6 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     if (!measured_here) charge(name, price / 2, price / 2);
     const auto& consumers = g.consumers(i);
     if (!consumers.empty()) charge(g.name(consumers[0]), added ? price : price / 2, price / 2);
-    priced.cpu = std::max(0.0, priced.cpu + (measured_here ? price / 2 : price));
   }
   // The wake-ups of the nodes that work (not those under the cache).
   for (const auto& [name, seconds] : wakeups_) {
@@ -379,7 +380,6 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     if (at == priced.service.end()) continue;
     at->second += seconds;
     priced.cpu_of[name] += seconds;
-    priced.cpu += seconds;
   }
   // A cache the rewrite inserts replays every element from memory after
   // the first epoch: a copy out of the cache into a buffer of its own, on
@@ -392,7 +392,6 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     const double replay = m->visit_ratio * price_.CopySeconds(m->bytes_per_element.value_or(0));
     priced.service[g.name(i)] += replay;
     priced.cpu_of[g.name(i)] += replay;
-    priced.cpu += replay;
   }
   // The one evaluator (analysis/evaluator.h) with these costs, under the
   // plan's ceiling.
@@ -401,7 +400,6 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
   auto throughput = [&](const Costs& c) {
     analysis::ProgramCosts program;
     program.nodes.resize(static_cast<size_t>(g.size()));
-    double attributed = 0;
     for (int i = 0; i < g.size(); ++i) {
       const auto service = c.service.find(g.name(i));
       if (service == c.service.end()) continue;
@@ -410,9 +408,7 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
       w.works = true;
       w.cpu_seconds = cpu != c.cpu_of.end() ? cpu->second : 0.0;
       w.service_seconds = service->second;
-      attributed += w.cpu_seconds;
     }
-    program.unattributed_cpu_seconds = std::max(0.0, c.cpu - attributed);
     // Each epoch the repeat's input fills and drains again, from the nodes
     // that still work every epoch: under a cache only the replay does.
     restart.works = [&](int i) { return analysis_.Find(g.name(i)) != nullptr && c.service.count(g.name(i)); };

@@ -141,7 +141,7 @@ class EmittedModel {
   struct Costs {
     std::unordered_map<std::string, double> service;  // max(CPU, CPU + waiting) per minibatch
     std::unordered_map<std::string, double> cpu_of;   // CPU per minibatch
-    double cpu = 0;                                    // their sum
+    double Cpu() const;                                // their sum
   };
   // Replaces the costs of the nodes of `g` at a parallelism measured in an
   // earlier run (not the traced one) with that measurement; returns them.

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the PipelineSnapshot fixtures' text form from the hand-chosen
 numbers below (README.md works the analysis out from the same numbers).
 Encode each with
