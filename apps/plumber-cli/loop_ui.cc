@@ -20,15 +20,21 @@ bool g_drawn = false;
 extern "C" void OnLoopStopSignal(int) { g_loop_stop.store(true); }
 extern "C" void OnRunStopSignal(int) { g_run_stop.store(true); }
 
-}  // namespace
-
-const std::atomic<bool>* InstallLoopStopHandler() {
+// Ctrl-C and SIGTERM call `handler`; with SA_RESETHAND in `flags` a
+// second one kills as by default.
+void InstallStopHandler(void (*handler)(int), int flags) {
   struct sigaction sa {};
-  sa.sa_handler = OnLoopStopSignal;
-  sa.sa_flags = SA_RESETHAND;
+  sa.sa_handler = handler;
+  sa.sa_flags = flags;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace
+
+const std::atomic<bool>* InstallLoopStopHandler() {
+  InstallStopHandler(OnLoopStopSignal, SA_RESETHAND);
   return &g_loop_stop;
 }
 
@@ -58,11 +64,7 @@ void ClearLoopProgress() {
 }
 
 const std::atomic<bool>* InstallRunStopHandler() {
-  struct sigaction sa {};
-  sa.sa_handler = OnRunStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  InstallStopHandler(OnRunStopSignal, 0);
   return &g_run_stop;
 }
 
