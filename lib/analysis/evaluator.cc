@@ -2,25 +2,28 @@
 #include "analysis/evaluator.h"
 
 #include <limits>
-#include <ranges>
 
 #include "lp/steady_limits.h"
 
 namespace plumber::analysis {
 namespace {
 
-// The node among `candidates` with the most of `cost` (the first of them
-// on a tie); `fallback` when none costs anything.
-template <typename Range>
-std::string Heaviest(const ProgramGraph& g, const ProgramCosts& costs, const Range& candidates,
+// The node among `candidates` (every node when null) with the most of
+// `cost`, the first of them on a tie; `fallback` when none costs anything.
+std::string Heaviest(const ProgramGraph& g, const ProgramCosts& costs, const std::vector<int>* candidates,
                      double WorkCost::*cost, std::string fallback) {
   double most = 0;
-  for (const int i : candidates) {
+  auto consider = [&](int i) {
     const WorkCost& c = costs.nodes[i];
     if (c.works && c.*cost > most) {
       most = c.*cost;
       fallback = g.name(i);
     }
+  };
+  if (candidates != nullptr) {
+    for (const int i : *candidates) consider(i);
+  } else {
+    for (int i = 0; i < g.size(); ++i) consider(i);
   }
   return fallback;
 }
@@ -68,16 +71,16 @@ Evaluation Evaluate(const ProgramGraph& g, const ThreadGroups& tg, const Program
     switch (tightest->kind) {
       case Kind::kGroup:
         e.limit = "threads";
-        e.bottleneck = Heaviest(g, costs, tg.groups[tightest->index].members, &WorkCost::service_seconds,
+        e.bottleneck = Heaviest(g, costs, &tg.groups[tightest->index].members, &WorkCost::service_seconds,
                                 tg.groups[tightest->index].name);
         break;
       case Kind::kStorage:
         e.limit = "storage";
-        e.bottleneck = Heaviest(g, costs, std::views::iota(0, g.size()), &WorkCost::storage_bytes, "");
+        e.bottleneck = Heaviest(g, costs, nullptr, &WorkCost::storage_bytes, "");
         break;
       default:  // the cores: a stage here has no cap of its own
         e.limit = "cpu";
-        e.bottleneck = Heaviest(g, costs, std::views::iota(0, g.size()), &WorkCost::cpu_seconds, "");
+        e.bottleneck = Heaviest(g, costs, nullptr, &WorkCost::cpu_seconds, "");
         break;
     }
   }
