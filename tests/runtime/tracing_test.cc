@@ -313,9 +313,13 @@ TEST_CASE("a pooled map is charged its own work, its sampled input only its own"
   CHECK(rest < kRestShare * (inner + outer));
 }
 
-// A thread CPU clock that takes 1 ms to read, and counts its reads.
+// A thread CPU clock that takes 10 ms to read, and counts its reads. A
+// read charged to a frame shows as 10 ms of its own time; half a read is
+// the bound. At 1 ms a read the bound had to be 0.5 ms, and a loaded CI
+// machine once preempted the repeat's few microseconds for 1.5 ms.
 std::atomic<int> g_slow_clock_reads{0};
-constexpr int64_t kSlowClockNs = 1'000'000;
+constexpr int64_t kSlowClockNs = 10'000'000;
+constexpr double kHalfReadMs = kSlowClockNs / 2e6;
 int64_t SlowCpuClock() {
   g_slow_clock_reads.fetch_add(1, std::memory_order_relaxed);
   std::this_thread::sleep_for(std::chrono::nanoseconds(kSlowClockNs));
@@ -331,7 +335,7 @@ TEST_CASE("reading the thread's CPU clock is nobody's work, not the consumer's o
   // read (1.3 us) could not tell the two apart on a host whose caches run
   // cold after 2.5 ms of other work: the repeat alone measured 0.26 to 2.3
   // us an element, 7 to 15 under ThreadSanitizer. Here the clock takes
-  // 1 ms to read, so a frame holding even one read shows it.
+  // 10 ms to read, so a frame holding even one read shows it.
   const cpu::CpuClock real = cpu::SetCpuClockForTesting(&SlowCpuClock);
   g_slow_clock_reads = 0;
   constexpr int kElements = 32;
@@ -348,8 +352,8 @@ TEST_CASE("reading the thread's CPU clock is nobody's work, not the consumer's o
              << kElements << " elements");
   CHECK(reads >= kElements / 2);  // it did settle, about once an element
   // Their own work is some microseconds an element.
-  CHECK(repeat_ms < 0.5);
-  CHECK(batch_ms < 0.5);
+  CHECK(repeat_ms < kHalfReadMs);
+  CHECK(batch_ms < kHalfReadMs);
 }
 
 TEST_CASE("the clock read that ends a wait is nobody's work", "[tracing][wait]") {
@@ -359,7 +363,7 @@ TEST_CASE("the clock read that ends a wait is nobody's work", "[tracing][wait]")
   // element it waited on. So did the frame a thread's first read came in
   // (a run's first batch call, on the thread that iterates): the caller's
   // `now`, taken before that read, moved the thread's mark back. Each
-  // fault alone puts 1 ms of own time here.
+  // fault alone puts one read (10 ms) of own time here.
   StatsRegistry registry;
   NodeCounters* node = registry.Get("waits");
   const cpu::CpuClock real = cpu::SetCpuClockForTesting(&SlowCpuClock);
@@ -379,7 +383,7 @@ TEST_CASE("the clock read that ends a wait is nobody's work", "[tracing][wait]")
   const double blocked_ms = static_cast<double>(node->input_blocked_ns.load()) / 1e6;
   INFO(reads << " clock reads; own time " << own_ms << " ms, blocked " << blocked_ms << " ms");
   CHECK(reads == 4);
-  CHECK(own_ms < 0.5);
+  CHECK(own_ms < kHalfReadMs);
   CHECK(blocked_ms >= 3.0);
 }
 
