@@ -34,7 +34,7 @@ void WarnAbout(const std::string& trace, const std::vector<std::string>& warning
 StatusOr<analysis::AnalysisOptions> MakeAnalysisOptions(const AnalysisFlags& flags, bool solve_programs) {
   analysis::AnalysisOptions opt;
   opt.solve_programs = solve_programs;
-  opt.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
+  opt.plan.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
   if (!flags.window.empty()) {
     PLUMBER_ASSIGN_OR_RETURN(opt.window, analysis::ParseWindowSpec(flags.window));
   }

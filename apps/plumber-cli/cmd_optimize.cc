@@ -55,7 +55,7 @@ StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   o.seconds_per_run = *seconds;
   o.max_steps = f.max_steps;
   PLUMBER_RETURN_IF_ERROR(ParseStorageFlags(f.storage, &o.storage));
-  o.rewrite.plan.allow_cache = !f.no_cache;
+  o.plan.allow_cache = !f.no_cache;
   o.rewrite.allow_prefetch = !f.no_prefetch;
   o.base_dir = std::filesystem::path(f.pipeline).parent_path().string();
   o.tool_version = kPlumberVersion;

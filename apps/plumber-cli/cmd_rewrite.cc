@@ -7,8 +7,7 @@
 // the rewrite is printed as the tf.data edits to make instead.
 #include <iostream>
 
-#include <spdlog/spdlog.h>
-
+#include "analysis/analyze.h"
 #include "analysis_options.h"
 #include "base/env.h"
 #include "command.h"
@@ -35,7 +34,11 @@ int RunRewrite(const RewriteFlags& f) {
   StatusOr<Encoding> encoding = Encoding::kJson;
   if (!f.output.empty()) encoding = EncodingForPath(f.output);
   if (!encoding.ok()) return ReportError(encoding.status());
-  auto report = RunAnalysis(f.analysis);
+  auto opt = MakeAnalysisOptions(f.analysis, /*solve_programs=*/true);
+  if (!opt.ok()) return ReportError(opt.status());
+  opt->plan.allow_cache = !f.no_cache;
+  rewrite::PlaceFileCache(env, f.cache_dir, f.output, &opt->plan);
+  auto report = analysis::AnalyzeTraceFile(env, f.analysis.trace, *opt);
   if (!report.ok()) return ReportError(report.status());
   if (!report->imported_from.empty() && !f.output.empty()) {
     return ReportError(Status::InvalidArgument(
@@ -44,10 +47,7 @@ int RunRewrite(const RewriteFlags& f) {
   }
   WarnAbout(f.analysis.trace, report->warnings);
   rewrite::RewriteOptions options;
-  options.plan.allow_cache = !f.no_cache;
   options.allow_prefetch = !f.no_prefetch;
-  options.plan.lp.verbose = spdlog::get_level() <= spdlog::level::debug;  // GLPK's own output with -v
-  rewrite::PlaceFileCache(env, f.cache_dir, f.output, &options.plan);
   auto result = rewrite::Rewrite(*report, options);
   if (!result.ok()) return ReportError(result.status().WithContext(f.analysis.trace));
   if (!report->imported_from.empty()) {

@@ -286,6 +286,7 @@ StatusOr<analysis::Analysis> Analyze(const std::string& trace, const Workload& w
   analysis::AnalysisOptions o;
   o.cores = g_cores;
   o.memory_bytes = w.memory;
+  o.solve_programs = true;  // the plan the rewrite applies
   return analysis::AnalyzeTraceFile(Env::Default(), trace, o);
 }
 

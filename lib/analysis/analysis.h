@@ -47,7 +47,10 @@ struct AnalysisOptions {
   // the plan of what a rewrite could reach. analyze, rewrite, provision and
   // optimize ask for it; rank, check and diff use the closed form alone.
   bool solve_programs = false;
-  lp::LinearProgram::Options lp;
+  // What the plan may do (a cache, a file cache and its room) and GLPK's
+  // options. The plan is made here once: the rewrite applies the
+  // Analysis' plan instead of solving again with options of its own.
+  PlanOptions plan;
 };
 
 // What holds a node back in the ranking.

@@ -14,7 +14,7 @@ StatusOr<Analysis> Analyze(LoadedTrace trace, const AnalysisOptions& options) {
   // The findings describe the closed form; the LP refines the prediction
   // after them and warns where the two disagree.
   a.findings = WriteFindings(a);
-  if (options.solve_programs) PLUMBER_RETURN_IF_ERROR(SolvePrograms(&a, options.lp));
+  if (options.solve_programs) PLUMBER_RETURN_IF_ERROR(SolvePrograms(&a, options.plan));
   return a;
 }
 

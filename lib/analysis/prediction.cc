@@ -61,7 +61,8 @@ StatusOr<lp::ThroughputPlan> SolveAsTraced(const Analysis& a, const lp::LinearPr
 
 }  // namespace
 
-Status SolvePrograms(Analysis* a, const lp::LinearProgram::Options& lp) {
+Status SolvePrograms(Analysis* a, const PlanOptions& plan_options) {
+  const lp::LinearProgram::Options& lp = plan_options.lp;
   if (!a->predicted_throughput) return Status::OK();
   if (a->cpu_bound) {
     auto cpu = SolveCpuOnly(*a, lp);
@@ -99,9 +100,7 @@ Status SolvePrograms(Analysis* a, const lp::LinearProgram::Options& lp) {
     a->predicted_throughput = a->as_traced.restart->Apply(BestParallelismBounds(*a));
   }
 
-  PlanOptions structural;
-  structural.lp = lp;
-  auto plan = MakePlan(*a, structural);
+  auto plan = MakePlan(*a, plan_options);
   if (!plan.ok()) return plan.status().WithContext(a->source);
   a->plan = std::move(*plan);
   return Status::OK();

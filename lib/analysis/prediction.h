@@ -5,8 +5,9 @@
 // parallelism without a cache (threads may grow past the cores for stages
 // that wait; storage rows and the bandwidth curve). A disagreement with a
 // closed form beyond the solver's tolerance is said as a warning rather
-// than hidden. Then the plan: what a rewrite could reach with structural
-// caps and the cache MILP.
+// than hidden. Then the plan, with the caller's options: what a rewrite
+// could reach (structural caps, the cache MILP, a file cache where there
+// is room), kept in the Analysis for the rewrite to apply.
 #pragma once
 
 #include "analysis/analysis.h"
@@ -15,6 +16,6 @@
 namespace plumber::analysis {
 
 // Nothing to do when nothing is bounded (no prediction to reconcile).
-Status SolvePrograms(Analysis* analysis, const lp::LinearProgram::Options& lp);
+Status SolvePrograms(Analysis* analysis, const PlanOptions& plan_options);
 
 }  // namespace plumber::analysis

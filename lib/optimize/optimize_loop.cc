@@ -90,6 +90,8 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
   aopt.cores = o.cores;
   aopt.memory_bytes = o.memory_bytes;
   aopt.disk_bandwidth_bytes_per_s = o.disk_bandwidth_bytes_per_s;
+  aopt.solve_programs = true;
+  aopt.plan = o.plan;
 
   OptimizeResult result;
   // Pipelines already run, in their JSON form: a rewrite that comes back

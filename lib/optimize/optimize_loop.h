@@ -51,6 +51,9 @@ struct OptimizeOptions {
   // The loop goes on while |predicted - measured| / measured exceeds this:
   // the model was wrong, and a new trace may correct it.
   double max_prediction_error = 0.15;
+  // What each step's plan may do (a cache, GLPK's options) and how its
+  // rewrite applies it.
+  analysis::PlanOptions plan;
   rewrite::RewriteOptions rewrite;
   // Storage throttles for every run (they are recorded in each trace, so the
   // model sees the storage bound).

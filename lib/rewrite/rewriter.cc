@@ -370,7 +370,11 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
 StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const RewriteOptions& options) {
   const ProgramGraph& graph = analysis.program_graph();
   RewriteResult result;
-  PLUMBER_ASSIGN_OR_RETURN(result.plan, analysis::MakePlan(analysis, options.plan));
+  if (!analysis.plan) {
+    return Status::FailedPrecondition(
+        "the analysis has no plan to apply: analyse with AnalysisOptions::solve_programs");
+  }
+  result.plan = *analysis.plan;
   const analysis::Plan& plan = result.plan;
   result.pipeline = graph.program();
   schema::Pipeline& out = result.pipeline;

@@ -34,8 +34,10 @@ struct Change {
   double predicted_after = 0;
 };
 
+// The plan the rewrite applies is the Analysis' own (AnalysisOptions::plan
+// says what it may do): the analysis is solved once, and the rewrite does
+// not climb back up to solve it again.
 struct RewriteOptions {
-  analysis::PlanOptions plan;
   bool allow_prefetch = true;
   // Costs measured in earlier runs of this pipeline (the optimize loop's
   // steps; may be null, must outlive the call): the model prices a stage
@@ -77,8 +79,9 @@ struct RewriteResult {
   std::vector<LearnedCost> learned;
 };
 
-// The analysis gives the traced program and the model of the machine to
-// plan for.
+// The analysis gives the traced program, the model of the machine to plan
+// for and the plan (made with AnalysisOptions::solve_programs; without it,
+// FailedPrecondition).
 StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const RewriteOptions& options = {});
 
 }  // namespace plumber::rewrite

@@ -91,6 +91,12 @@ class TraceBuilder {
     return AnalyzeTrace(trace_, options, "synthetic.json");
   }
 
+  // With the GLPK programs solved and the plan made: what a rewrite applies.
+  StatusOr<Analysis> AnalyzeWithPlan(AnalysisOptions options = {}) const {
+    options.solve_programs = true;
+    return Analyze(options);
+  }
+
  private:
   schema::Trace trace_;
 };

@@ -129,6 +129,7 @@ TEST_CASE("naive -> analyze -> rewrite -> run: valid, same elements, not slower"
 
   analysis::AnalysisOptions aopt;
   aopt.cores = 2;  // the same plan on any machine: decode gets more than one thread
+  aopt.solve_programs = true;
   auto report = analysis::AnalyzeTraceFile(env, trace, aopt);
   REQUIRE(report.ok());
   CHECK(report->bottleneck == "decode");
@@ -206,6 +207,7 @@ TEST_CASE("the text example: tokenize stays inline when a hand-off costs more, a
 
   analysis::AnalysisOptions aopt;
   aopt.cores = 2;
+  aopt.solve_programs = true;
   auto report = analysis::AnalyzeTraceFile(env, trace, aopt);
   REQUIRE(report.ok());
   auto rewritten = rewrite::Rewrite(*report);

@@ -43,7 +43,7 @@ bool Has(const schema::Pipeline& p, const std::string& op) {
 // predicted below the pipeline as given, and the reported prediction is
 // the model's value for the emitted pipeline, evaluated afresh.
 RewriteResult RewriteChecked(const TraceBuilder& b) {
-  auto report = b.Analyze();
+  auto report = b.AnalyzeWithPlan();
   REQUIRE(report.ok());
   auto r = Rewrite(*report);
   REQUIRE(r.ok());
@@ -150,7 +150,7 @@ namespace {
 
 // The model's prediction for `r`'s pipeline with `node` at `parallelism`.
 double PredictAt(TraceBuilder b, const RewriteResult& r, const std::string& node, int parallelism) {
-  auto report = b.Analyze();
+  auto report = b.AnalyzeWithPlan();
   REQUIRE(report.ok());
   schema::Pipeline p = r.pipeline;
   for (auto& n : *p.mutable_nodes()) {
@@ -394,8 +394,8 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
   TraceBuilder priced = CachedThenCheap(65536, 3'000);
   TraceBuilder unpriced = CachedThenCheap(65536, 3'000);
   unpriced.header().mutable_machine()->clear_handoff();
-  auto report = priced.Analyze();
-  auto bare = unpriced.Analyze();
+  auto report = priced.AnalyzeWithPlan();
+  auto bare = unpriced.AnalyzeWithPlan();
   REQUIRE(report.ok());
   REQUIRE(bare.ok());
   auto r = Rewrite(*report);
@@ -419,7 +419,7 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
   TraceBuilder copied = CachedThenCheap(65536, 3'000);
   copied.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns(50);
   copied.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns_per_byte(0.02);
-  auto copied_report = copied.Analyze();
+  auto copied_report = copied.AnalyzeWithPlan();
   REQUIRE(copied_report.ok());
   auto with_copy = EmittedModel(*copied_report, r->plan).PredictEmitted(inline_flip);
   REQUIRE(with_copy.ok());
@@ -479,8 +479,8 @@ TEST_CASE("a batch traced beside a slow op stacks cold, over a cache it stacks w
   // that share of the 118.5 us: 34.7 us.
   TraceBuilder cold = DecodedThenStacked(150, 0.025);
   TraceBuilder uncalibrated = DecodedThenStacked(150, 0);
-  auto report = cold.Analyze();
-  auto bare = uncalibrated.Analyze();
+  auto report = cold.AnalyzeWithPlan();
+  auto bare = uncalibrated.AnalyzeWithPlan();
   REQUIRE(report.ok());
   REQUIRE(bare.ok());
   auto r = Rewrite(*report);
@@ -526,7 +526,7 @@ TEST_CASE("a batch traced partly cold sheds what the calibrated price says", "[r
   // less.
   auto warm_at = [](double cold_per_byte) {
     TraceBuilder b = DecodedThenStacked(150, cold_per_byte, 200);
-    auto report = b.Analyze();
+    auto report = b.AnalyzeWithPlan();
     REQUIRE(report.ok());
     auto r = Rewrite(*report);
     REQUIRE(r.ok());
@@ -605,7 +605,7 @@ TEST_CASE("a stage that waits pays a wake-up per wait and hands each element ove
   // CPU the trace saw, 32 x (50 + 0.5) + 10 us per minibatch.
   TraceBuilder bare = RemoteCall();
   bare.header().mutable_machine()->clear_handoff();
-  auto report = bare.Analyze();
+  auto report = bare.AnalyzeWithPlan();
   REQUIRE(report.ok());
   auto unpriced = Rewrite(*report);
   REQUIRE(unpriced.ok());

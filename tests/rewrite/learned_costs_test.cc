@@ -54,8 +54,8 @@ schema::Pipeline WithParallelism(schema::Pipeline p, const std::string& name, in
 }  // namespace
 
 TEST_CASE("measured costs: per element, by stage and parallelism, merged by elements", "[rewrite][learned]") {
-  auto inline_report = Inline().Analyze();
-  auto pooled_report = Pooled().Analyze();
+  auto inline_report = Inline().AnalyzeWithPlan();
+  auto pooled_report = Pooled().AnalyzeWithPlan();
   REQUIRE(inline_report.ok());
   REQUIRE(pooled_report.ok());
   MeasuredCosts learned;
@@ -74,7 +74,7 @@ TEST_CASE("measured costs: per element, by stage and parallelism, merged by elem
   CHECK(learned.Find("batch", 1)->cpu_seconds_per_element == Approx(80e-9));  // 8 elements' 10 ns each
 
   // A second run at 1 thread of 200,000 elements at 20 us: weighted 4 to 1.
-  auto again = Traced(1, 20'000, 200'000).Analyze();
+  auto again = Traced(1, 20'000, 200'000).AnalyzeWithPlan();
   REQUIRE(again.ok());
   learned.Add(*again);
   CHECK(learned.Find("work", 1)->cpu_seconds_per_element == Approx(0.8 * 10e-6 + 0.2 * 20e-6));
@@ -82,8 +82,8 @@ TEST_CASE("measured costs: per element, by stage and parallelism, merged by elem
 }
 
 TEST_CASE("a parallelism that measured costlier per element is not proposed again", "[rewrite][learned]") {
-  auto inline_report = Inline().Analyze();
-  auto pooled_report = Pooled().Analyze();
+  auto inline_report = Inline().AnalyzeWithPlan();
+  auto pooled_report = Pooled().AnalyzeWithPlan();
   REQUIRE(inline_report.ok());
   REQUIRE(pooled_report.ok());
   MeasuredCosts learned;
@@ -143,11 +143,11 @@ TEST_CASE("a parallelism that measured costlier per element is not proposed agai
 }
 
 TEST_CASE("costs learned at the traced parallelism change nothing", "[rewrite][learned]") {
-  auto report = Inline().Analyze();
+  auto report = Inline().AnalyzeWithPlan();
   REQUIRE(report.ok());
   // Another run at 1 thread measured the map at twice the cost: the trace
   // being rewritten is the newer measurement at that parallelism, and wins.
-  auto other = Traced(1, 20'000, 400'000).Analyze();
+  auto other = Traced(1, 20'000, 400'000).AnalyzeWithPlan();
   REQUIRE(other.ok());
   MeasuredCosts learned;
   learned.Add(*report);

@@ -57,7 +57,7 @@ TraceBuilder CpuTrace(bool repeat, int cores, int64_t available_memory = int64_t
 }
 
 StatusOr<RewriteResult> RewriteOf(TraceBuilder& b, analysis::AnalysisOptions opt = {}) {
-  auto report = b.Analyze(opt);
+  auto report = b.AnalyzeWithPlan(opt);
   if (!report.ok()) return report.status();
   return Rewrite(*report);
 }
@@ -349,12 +349,10 @@ TEST_CASE("a file cache when memory is short and the disk has room", "[rewrite][
   for (auto& n : *b.trace().mutable_snapshots(1)->mutable_nodes()) {
     if (n.name() == "burn") n.set_bytes_produced(int64_t{3200} * 125'000);
   }
-  auto report = b.Analyze();
-  REQUIRE(report.ok());
-  RewriteOptions options;
-  options.plan.file_cache_dir = "/var/cache/plumber";
-  options.plan.file_cache_free_bytes = 10e9;
-  auto r = Rewrite(*report, options);
+  analysis::AnalysisOptions opt;
+  opt.plan.file_cache_dir = "/var/cache/plumber";
+  opt.plan.file_cache_free_bytes = 10e9;
+  auto r = RewriteOf(b, opt);
   REQUIRE(r.ok());
   CHECK(r->plan.cache_node == "burn");
   CHECK(r->plan.cache_file == "/var/cache/plumber/burn.plumber-cache");
@@ -369,19 +367,35 @@ TEST_CASE("a file cache when memory is short and the disk has room", "[rewrite][
   CHECK(r->memory_bytes < 100e6);  // the file cache holds no memory
 
   // No disk room: only what fits in memory (the 25.6 kB source).
-  options.plan.file_cache_free_bytes = 100e6;
-  r = Rewrite(*report, options);
+  opt.plan.file_cache_free_bytes = 100e6;
+  r = RewriteOf(b, opt);
   REQUIRE(r.ok());
   CHECK(r->plan.cache_node == "src");
   CHECK(r->plan.cache_file.empty());
 
   // Storage so slow that reading the cache back loses to recomputing it.
-  analysis::AnalysisOptions slow;
-  slow.disk_bandwidth_bytes_per_s = 1000;  // 1 kB/s
-  auto slow_report = b.Analyze(slow);
-  REQUIRE(slow_report.ok());
-  options.plan.file_cache_free_bytes = 10e9;
-  r = Rewrite(*slow_report, options);
+  opt.plan.file_cache_free_bytes = 10e9;
+  opt.disk_bandwidth_bytes_per_s = 1000;  // 1 kB/s
+  r = RewriteOf(b, opt);
   REQUIRE(r.ok());
   CHECK(r->plan.cache_file.empty());
+}
+
+TEST_CASE("the rewrite applies the analysis' plan and refuses an analysis without one", "[rewrite]") {
+  TraceBuilder b = CpuTrace(true, 8);
+  auto bare = b.Analyze();
+  REQUIRE(bare.ok());
+  auto refused = Rewrite(*bare);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Status::Code::kFailedPrecondition);
+  // A cache forbidden in the analysis' plan stays out of the rewrite.
+  analysis::AnalysisOptions no_cache;
+  no_cache.plan.allow_cache = false;
+  auto r = RewriteOf(b, no_cache);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_node.empty());
+  for (const auto& n : r->pipeline.nodes()) CHECK(n.op() != "cache");
+  auto cached = RewriteOf(b);
+  REQUIRE(cached.ok());
+  CHECK_FALSE(cached->plan.cache_node.empty());
 }

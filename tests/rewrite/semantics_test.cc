@@ -82,6 +82,7 @@ rewrite::RewriteResult TraceAndRewrite(const schema::Pipeline& p, const std::str
   analysis::AnalysisOptions opt;
   opt.cores = 4;
   opt.memory_bytes = uint64_t{1} << 30;
+  opt.solve_programs = true;
   auto report = analysis::AnalyzeTraceFile(Env::Default(), config.trace_path, opt);
   INFO(report.status().ToString());
   REQUIRE(report.ok());
