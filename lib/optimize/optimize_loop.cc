@@ -180,7 +180,7 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
       break;
     }
     if (k == 0) step.predicted = rewritten->predicted_before;
-    const bool ceiling = rewritten->plan.unbounded;
+    const bool ceiling = rewritten->predicted_unbounded;
     predicted = ceiling ? std::nullopt : std::optional<double>(rewritten->predicted_after);
     changes = rewritten->changes;
     learned = rewritten->learned;

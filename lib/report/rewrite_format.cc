@@ -89,7 +89,7 @@ std::string RewriteJson(const analysis::Analysis& a, const RewriteResult& r, con
   j["trace"] = trace;
   j["output"] = output.empty() ? Json(nullptr) : Json(output);
   j["predicted_before"] = r.predicted_before;
-  j["predicted_after"] = r.plan.unbounded ? Json(nullptr) : Json(r.predicted_after);
+  j["predicted_after"] = r.predicted_unbounded ? Json(nullptr) : Json(r.predicted_after);
   j["cores"] = r.plan.cores;
   CoresJson(a, &j);
   j["parallel_cores"] = r.parallel_cores;
@@ -110,7 +110,7 @@ std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, con
                         const std::string& output) {
   std::string out = "plumber rewrite: " + trace + " " + ForCores(a, r.plan) + "\n";
   out += "predicted: " + units::FormatMinibatchRate(r.predicted_before) + " as traced -> ";
-  if (r.plan.unbounded) {
+  if (r.predicted_unbounded) {
     out += "unbounded rewritten (after the first epoch everything is replayed from the cache)";
   } else {
     out += units::FormatMinibatchRate(r.predicted_after) + " for the rewritten pipeline";
@@ -155,7 +155,7 @@ std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
   std::string out = "plumber rewrite: " + a.source + " " + ForCores(a, r.plan) + ", as tf.data edits\n";
   out += "imported from " + a.imported_from + "\n";
   out += "predicted: " + units::FormatMinibatchRate(r.predicted_before) + " as traced -> ";
-  if (r.plan.unbounded) {
+  if (r.predicted_unbounded) {
     out += "unbounded with the edits (after the first epoch everything is replayed from the cache)\n";
   } else {
     out += units::FormatMinibatchRate(r.predicted_after) + " with every edit";
@@ -185,7 +185,7 @@ std::string TfAdviceJson(const analysis::Analysis& a, const RewriteResult& r,
   j["imported_from"] = a.imported_from;
   j["limits"] = a.source_limits;
   j["predicted_before"] = r.predicted_before;
-  j["predicted_after"] = r.plan.unbounded ? Json(nullptr) : Json(r.predicted_after);
+  j["predicted_after"] = r.predicted_unbounded ? Json(nullptr) : Json(r.predicted_after);
   j["cores"] = r.plan.cores;
   CoresJson(a, &j);
   j["memory_bytes"] = r.memory_bytes;

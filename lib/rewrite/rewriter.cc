@@ -457,15 +457,15 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
     if (adds_cache && !searched.cache) {
       if (!searched.kept_as_given) {
         result.notes.push_back("no cache after " + plan.cache_node + ": the model predicts " +
-                               FormatSignificant(searched.without_cache, 4) + " minibatches/s without it and " +
-                               FormatSignificant(searched.with_cache, 4) + " with it");
+                               FormatNumber(searched.without_cache) + " minibatches/s without it and " +
+                               FormatNumber(searched.with_cache) + " with it");
       }
       adds_cache = false;  // and before_new_cache stays true: the traced costs hold
     }
     if (searched.kept_as_given) {
       result.notes.push_back("the pipeline's parallelism is kept as given: the model predicts no configuration it "
                              "searched above the " +
-                             FormatSignificant(searched.given, 4) + " minibatches/s of the pipeline as given");
+                             FormatNumber(searched.given) + " minibatches/s of the pipeline as given");
     }
   }
 
@@ -594,12 +594,12 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
         PLUMBER_ASSIGN_OR_RETURN(double with, predict(with_prefetch, !before_new_cache));
         pays = step_unrecorded ? with >= without * (1 - kGain) : with > without * (1 + kGain);
         if (!step_unrecorded) {
-          gain = "; the model predicts " + FormatSignificant(with, 4) + " minibatches/s with it, " +
-                 FormatSignificant(without, 4) + " without";
+          gain = "; the model predicts " + FormatNumber(with) + " minibatches/s with it, " +
+                 FormatNumber(without) + " without";
         }
         if (!pays) {
-          result.notes.push_back("no prefetch at the output: the model predicts " + FormatSignificant(with, 4) +
-                                 " minibatches/s with it and " + FormatSignificant(without, 4) + " without" +
+          result.notes.push_back("no prefetch at the output: the model predicts " + FormatNumber(with) +
+                                 " minibatches/s with it and " + FormatNumber(without) + " without" +
                                  (step_known || step_unrecorded
                                       ? ""
                                       : " (the run had no model step for it to overlap: `plumber run --step-time`)"));
@@ -621,6 +621,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
   // ---- Predicted throughput after -------------------------------------------
   // The model of exactly the emitted pipeline.
   PLUMBER_ASSIGN_OR_RETURN(result.predicted_after, predict_now());
+  result.predicted_unbounded = plan.unbounded && result.predicted_after >= plan.throughput * (1 - 1e-9);
   // The prefetch, the last change if any, is priced by that same model.
   for (; stamped < result.changes.size(); ++stamped) result.changes[stamped].predicted_after = result.predicted_after;
 

@@ -61,6 +61,12 @@ struct RewriteResult {
   // rewritten one (integer parallelism, the cache, the storage limits).
   double predicted_before = 0;
   double predicted_after = 0;
+  // The model found nothing below the plan's ceiling for the rewritten
+  // pipeline: every costed stage is under a cache the LP prices nothing
+  // for, and predicted_after is only that ceiling. A cache the model
+  // prices (its replay's copy) leaves a finite prediction, which the
+  // reports show even when the LP's plan is unbounded.
+  bool predicted_unbounded = false;
   // Cores held against the budget: the threads of multi-threaded stages,
   // never above the budget (single-threaded stages run one thread each,
   // as sequential stages do, and the LP accounts for their CPU). Plus

@@ -31,14 +31,13 @@ TEST_CASE("cache placement: beside the output, else the working directory, absol
   // Nothing of that name in this Env: no room known, so no file cache.
   CHECK(beside.file_cache_free_bytes == 0);
 
-  // "." made absolute keeps its trailing separator; the in-memory Env
-  // compares names byte for byte, so the directory is made under that name.
-  const std::string here_dir = (fs::current_path() / ".").lexically_normal().string();
-  CHECK(here_dir == cwd + "/");
-  REQUIRE(env->CreateDirectories(here_dir).ok());
+  // "." made absolute names the directory without a trailing separator,
+  // which the cache's file name would double.
+  REQUIRE(env->CreateDirectories(cwd).ok());
   analysis::PlanOptions here;
   PlaceFileCache(env.get(), "", "", &here);
-  CHECK(here.file_cache_dir == here_dir);
+  CHECK(here.file_cache_dir == cwd);
+  CHECK(here.file_cache_dir.back() != '/');
   CHECK(here.file_cache_free_bytes == 5000);
 }
 

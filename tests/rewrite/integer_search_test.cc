@@ -7,6 +7,7 @@
 
 #include "rewrite/emitted_model.h"
 #include "rewrite/rewriter.h"
+#include "report/rewrite_format.h"
 #include "trace_builder.h"
 #include "pipeline/op_table.h"
 #include "pipeline/validate.h"
@@ -424,6 +425,61 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
   auto with_copy = EmittedModel(*copied_report, r->plan).PredictEmitted(inline_flip);
   REQUIRE(with_copy.ok());
   CHECK(*with_copy / *without == Approx(3.1 / (3.1 + 1.358)).epsilon(0.05));
+}
+
+TEST_CASE("a cache the LP finds unbounded still has the model's finite prediction", "[rewrite][search]") {
+  // src -> decode (1 ms) -> repeat -> batch(8) of 64 KiB elements. Under a
+  // cache after decode the repeat and the batch cost 1.67 us a minibatch:
+  // the cache MILP reaches its ceiling (1000x the 250 minibatches/s that
+  // parallelism alone gives) and calls the plan unbounded. The model
+  // prices the replay, a copy of 50 ns + 0.02 ns x 65408 bytes = 1.36 us
+  // an element on the batch's thread: 8 x 1.36 + 1.67 = 12.6 us a
+  // minibatch, about 79k minibatches/s, and that is what the rewrite
+  // reports for the pipeline it emits, beside the LP's unbounded plan.
+  auto traced = [](bool copy_priced) {
+    TraceBuilder b(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 320}},
+      {"name": "decode", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},
+      {"name": "again", "op": "repeat", "inputs": ["decode"]},
+      {"name": "batch", "op": "batch", "inputs": ["again"], "batch": {"batch_size": 8}}]})",
+                   2);
+    Calibrated(b);
+    if (copy_priced) {
+      b.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns(50);
+      b.header().mutable_machine()->mutable_handoff()->set_copy_cpu_ns_per_byte(0.02);
+    } else {
+      b.header().mutable_machine()->clear_handoff();
+    }
+    b.Snapshot(0);
+    auto& s = b.Snapshot(10);
+    const int64_t n = 9600, bytes = 65536;
+    TraceBuilder::Node(s, "src", {n, n * 8, 1'000'000, 0, 0});
+    TraceBuilder::Node(s, "decode", {n, n * bytes, n * 1'000'000, 0, n});
+    TraceBuilder::Node(s, "again", {n, n * bytes, 1'000'000, 0, n});
+    TraceBuilder::Node(s, "batch", {n / 8, n * bytes, 1'000'000, 0, n});
+    return b;
+  };
+  auto report = traced(true).AnalyzeWithPlan();
+  REQUIRE(report.ok());
+  auto r = Rewrite(*report);
+  REQUIRE(r.ok());
+  CHECK(r->plan.cache_node == "decode");
+  CHECK(r->plan.unbounded);
+  CHECK_FALSE(r->predicted_unbounded);
+  CHECK(r->predicted_after == Approx(1e6 / 12.55).epsilon(0.1));
+  const std::string text = report::RewriteText(*report, *r, "t.json", "");
+  CHECK_THAT(text, Catch::Contains(" for the rewritten pipeline"));
+  CHECK_THAT(text, !Catch::Contains("unbounded rewritten"));
+
+  // A trace without the machine's calibration prices no replay: nothing
+  // bounds the rewritten pipeline below the ceiling, and it is said so.
+  auto bare = traced(false).AnalyzeWithPlan();
+  REQUIRE(bare.ok());
+  auto unpriced = Rewrite(*bare);
+  REQUIRE(unpriced.ok());
+  CHECK(unpriced->plan.unbounded);
+  CHECK(unpriced->predicted_unbounded);
+  CHECK_THAT(report::RewriteText(*bare, *unpriced, "t.json", ""), Catch::Contains("unbounded rewritten"));
 }
 
 namespace {
