@@ -66,7 +66,7 @@ struct Workload {
   std::string storage_text;
   // Stages that wait (a remote call in a UDF, reads under request
   // latency): their threads pay beyond the core count, so the grid tries
-  // them at 1, cores, 4x, 16x and 64x cores (issue 13).
+  // them at 1, cores, 4x, 16x and 64x cores.
   std::vector<std::string> waiting;
   // Files the workload's data has: an interleave over them opens no more
   // than that many, so its grid stops there (0: no cap).
@@ -642,7 +642,7 @@ std::string Svg(const std::vector<WorkloadResult>& results) {
   return s + "</svg>\n";
 }
 
-// Targets of issue 13, judged on the medians; "" when a figure is missing.
+// The bench's targets, judged on the medians; "" when a figure is missing.
 constexpr double kAsTracedTarget = 0.10, kAfterRewriteTarget = 0.15, kGridTarget = 0.95;
 
 std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed, bool steps) {
@@ -709,7 +709,7 @@ std::string Markdown(const std::vector<WorkloadResult>& results, double elapsed,
   auto verdict = [](const std::vector<std::string>& miss) {
     return miss.empty() ? std::string("met") : fmt::format("**not met** on {}", fmt::join(miss, ", "));
   };
-  s += "Targets (issue 13), judged on the medians:\n\n";
+  s += "Targets, judged on the medians:\n\n";
   s += fmt::format("- as-traced error within {:.0f}% on every workload: {}\n", 100 * kAsTracedTarget,
                    verdict(as_traced_miss));
   s += fmt::format("- error after the rewrite within {:.0f}% on every workload: {}\n", 100 * kAfterRewriteTarget,
@@ -889,7 +889,7 @@ int Main(int argc, char** argv) {
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string md = Markdown(results, elapsed, steps);
-  // The runtime's own figures (plumber_bench, issue 15) share the file and
+  // The runtime's own figures (plumber_bench) share the file and
   // are measured apart: keep everything from their heading on.
   if (auto old = ReadFileToString(Env::Default(), out + "/RESULTS.md"); old.ok()) {
     const size_t at = old->find("\n# Runtime speed");

@@ -1,4 +1,4 @@
-// Benchmark of the optimizer's programs (issue 5): the throughput LP on a
+// Benchmark of the optimizer's programs: the throughput LP on a
 // 1,000-node pipeline and the cache MILP with 50 candidates, each reported
 // as a ratio to the time it takes to parse a trace of the same pipeline
 // (1,000 nodes, 20 snapshots) in the same run, since absolute times on a

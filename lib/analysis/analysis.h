@@ -1,5 +1,5 @@
-// The result of analysing a trace (DESIGN.md section 4, the paper's
-// operational analysis), as plain data: what it was computed from (the
+// The result of analysing a trace (the paper's operational
+// analysis), as plain data: what it was computed from (the
 // trace's header, its program graph and the machine as planned for), the
 // per-node model (rates, visit ratios, storage bytes, sizes, cacheability),
 // the bounds and the prediction, the ranking, the cache candidate, the

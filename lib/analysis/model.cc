@@ -102,7 +102,8 @@ void Modeler::Machine() {
   if (opt_.memory_bytes) {
     r_.memory_bytes = *opt_.memory_bytes;
   } else if (m.available_memory_bytes() > 0) {
-    // DESIGN.md section 8: the budget is what is free, not what is installed.
+    // The budget is what is free, not what is installed: a cache sized to
+    // the installed memory would push the machine into swap.
     r_.memory_bytes = static_cast<uint64_t>(m.available_memory_bytes());
   } else {
     r_.memory_bytes = r_.total_memory_bytes;
@@ -177,7 +178,7 @@ void Modeler::Cores() {
 }
 
 // What an imported trace's source could not tell, stated once here for
-// every report (DESIGN.md section 6b).
+// every report.
 void Modeler::Imported() {
   const schema::ImportInfo& info = t_.header.imported();
   r_.imported_from = info.format();

@@ -1,5 +1,5 @@
 // The service plan: a tf.data service deployment for a target rate that one
-// machine cannot reach (`plumber provision --workers`, DESIGN.md 6b). It
+// machine cannot reach (`plumber provision --workers`). It
 // rests on the single-machine plan (plan.h) solved for one worker: workers
 // = ceil(target / per-worker rate), where the per-worker rate is the best
 // the worker machine reaches, bounded by the bytes its network can send at

@@ -1,4 +1,4 @@
-// The optimize loop (`plumber optimize`, issue 6): trace a pipeline, model
+// The optimize loop (`plumber optimize`): trace a pipeline, model
 // it, rewrite it, run the rewrite, and repeat while the measured throughput
 // still improves or the model's prediction and the measurement disagree.
 // One rewrite from one trace can be wrong where the trace hid a cost (a

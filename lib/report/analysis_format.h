@@ -1,6 +1,6 @@
 // What `plumber analyze` and `plumber rank` print: an Analysis for people
 // (text, markdown) and scripts (JSON), with the plan section when the
-// analysis solved its programs. The JSON keys of DESIGN.md section 7 are a
+// analysis solved its programs. The JSON keys (man plumber-analyze) are a
 // contract: keys may be added, never renamed. Unbounded or unknown numbers
 // are JSON null. The pictures (dot, HTML) are in graph.h.
 #pragma once

@@ -7,9 +7,11 @@
 #include <cctype>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "base/number_format.h"
+#include "analysis/analyze.h"
 #include "base/units.h"
 #include "report/analysis_format.h"
 
@@ -318,6 +320,95 @@ nlohmann::ordered_json CheckJson(const std::string& trace, const CheckOutcome& o
   }
   j["notes"] = outcome.notes;
   return j;
+}
+
+StatusOr<CheckConditions> ParseCheckFlags(const CheckFlagTexts& f) {
+  CheckConditions c;
+  auto flag = [](const char* name, const Status& s) {
+    return Status::InvalidArgument(std::string(name) + ": " + s.message());
+  };
+  auto rate = [&](const char* name, const std::string& text, std::optional<double>* into) -> Status {
+    if (text.empty()) return Status::OK();
+    auto v = ParseThroughput(text);
+    if (!v.ok()) return flag(name, v.status());
+    *into = *v;
+    return Status::OK();
+  };
+  PLUMBER_RETURN_IF_ERROR(rate("--min-throughput", f.min_throughput, &c.min_throughput));
+  PLUMBER_RETURN_IF_ERROR(rate("--min-predicted", f.min_predicted, &c.min_predicted));
+  PLUMBER_RETURN_IF_ERROR(rate("--min-as-traced", f.min_as_traced, &c.min_as_traced));
+  if (!f.max_cpu_per_batch.empty()) {
+    auto v = ParseCpuPerBatch(f.max_cpu_per_batch);
+    if (!v.ok()) return flag("--max-cpu-per-batch", v.status());
+    c.max_cpu_per_batch = *v;
+  }
+  if (!f.expect_bottleneck.empty()) c.expect_bottleneck = f.expect_bottleneck;
+  if (!f.baseline.empty()) c.baseline = f.baseline;
+  if (!f.tolerance.empty()) {
+    auto v = units::ParseFraction(f.tolerance);
+    if (!v.ok()) return flag("--tolerance", v.status());
+    c.tolerance = *v;
+  }
+  return c;
+}
+
+StatusOr<std::vector<CheckJob>> PlanChecks(const std::string& trace, const std::string& config_path,
+                                           const CheckConfig& config, const CheckConditions& from_flags,
+                                           std::vector<std::string>* warnings) {
+  std::vector<CheckJob> jobs;
+  if (!trace.empty()) {
+    jobs.push_back({trace, ConditionsFor(config, trace)});
+  } else if (!config_path.empty()) {
+    for (const auto& entry : config.traces) {
+      CheckConditions c = config.defaults;
+      c.MergeFrom(entry.conditions);
+      jobs.push_back({entry.trace, c});
+    }
+    if (jobs.empty()) return Status::InvalidArgument(config_path + ": lists no traces and no TRACE was given");
+  } else {
+    return Status::InvalidArgument("check: give a TRACE, a --config that lists traces, or both");
+  }
+  for (auto& job : jobs) {
+    job.conditions.MergeFrom(from_flags);
+    if (job.conditions.empty()) {
+      return Status::InvalidArgument(
+          job.trace + ": nothing to check (give --min-throughput, --min-predicted, --min-as-traced, "
+                      "--max-cpu-per-batch, --expect-bottleneck, --baseline or a --config that states them)");
+    }
+    if (from_flags.tolerance && !job.conditions.baseline) {
+      warnings->push_back(job.trace + ": --tolerance has no effect without --baseline");
+    }
+  }
+  return jobs;
+}
+
+StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob>& jobs) {
+  // A trace is analysed once, however many jobs name it.
+  std::map<std::string, analysis::Analysis> analysed;
+  auto get = [&](const std::string& path, std::vector<std::string>* warnings) -> StatusOr<const analysis::Analysis*> {
+    auto it = analysed.find(path);
+    if (it == analysed.end()) {
+      PLUMBER_ASSIGN_OR_RETURN(analysis::Analysis a, analysis::AnalyzeTraceFile(env, path, {}));
+      for (const auto& w : a.warnings) warnings->push_back(w.rfind(path, 0) == 0 ? w : path + ": " + w);
+      it = analysed.emplace(path, std::move(a)).first;
+    }
+    return &it->second;
+  };
+  std::vector<TraceCheck> checks;
+  for (const auto& job : jobs) {
+    TraceCheck check{job.trace, {}, {}};
+    PLUMBER_ASSIGN_OR_RETURN(const analysis::Analysis* report, get(job.trace, &check.warnings));
+    const analysis::Analysis* baseline = nullptr;
+    if (job.conditions.baseline) {
+      auto b = get(*job.conditions.baseline, &check.warnings);
+      if (!b.ok()) return b.status().WithContext("--baseline");
+      baseline = *b;
+    }
+    PLUMBER_ASSIGN_OR_RETURN(check.outcome, EvaluateCheck(*report, baseline, job.conditions));
+    for (const auto& note : check.outcome.notes) check.warnings.push_back(job.trace + ": " + note);
+    checks.push_back(std::move(check));
+  }
+  return checks;
 }
 
 }  // namespace plumber::report

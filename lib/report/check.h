@@ -64,6 +64,28 @@ StatusOr<CheckConfig> LoadCheckConfig(Env* env, const std::string& path);
 // entry naming the same file (if any).
 CheckConditions ConditionsFor(const CheckConfig& config, const std::string& trace);
 
+// The conditions as a command line states them, each as typed (empty: not
+// stated).
+struct CheckFlagTexts {
+  std::string min_throughput, min_predicted, min_as_traced, max_cpu_per_batch;
+  std::string expect_bottleneck, baseline, tolerance;
+};
+// Parses them with the units of the config file; errors name the flag.
+StatusOr<CheckConditions> ParseCheckFlags(const CheckFlagTexts& flags);
+
+// A trace and every condition it is checked against.
+struct CheckJob {
+  std::string trace;
+  CheckConditions conditions;
+};
+// What to check: `trace` under the config's conditions for it, or, without
+// it, every trace the config lists; the flags' conditions over each.
+// InvalidArgument when there is no trace, or a trace has no condition.
+// `warnings` receives flags that do nothing (a tolerance with no baseline).
+StatusOr<std::vector<CheckJob>> PlanChecks(const std::string& trace, const std::string& config_path,
+                                           const CheckConfig& config, const CheckConditions& from_flags,
+                                           std::vector<std::string>* warnings);
+
 // One stated condition and how it fared. `what` names the quantity,
 // `expected` the bound, `found` the value in the trace.
 struct CheckResult {
@@ -89,6 +111,18 @@ struct CheckOutcome {
 // (InvalidArgument), not a failure.
 StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const analysis::Analysis* baseline,
                                      const CheckConditions& conditions);
+
+// A job's outcome, with what analysing its traces warned of (each naming
+// its trace) and the outcome's notes.
+struct TraceCheck {
+  std::string trace;
+  CheckOutcome outcome;
+  std::vector<std::string> warnings;
+};
+// Analyses each trace once (a baseline several jobs share too) and
+// evaluates every job. Errors are the first trace that cannot be analysed
+// or a condition that is bad input.
+StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob>& jobs);
 
 // Text: one "FAIL" line per violated condition, then a summary line.
 std::string FormatCheckText(const std::string& trace, const CheckOutcome& outcome);

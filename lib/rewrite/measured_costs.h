@@ -1,4 +1,4 @@
-// What the optimize loop learns (issue 16 item 4): per stage, the cost per
+// What the optimize loop learns: per stage, the cost per
 // element measured at each parallelism it ran at, across the loop's steps.
 // One trace shows a stage's cost at one parallelism only, and the model
 // assumes it the same at any other; a step that gave a map 2 threads may

@@ -3,7 +3,7 @@
 // involved, and latency), measured on a cheap op so that the hand-off is
 // nearly all there is; and what an element that waits costs a pool of many
 // threads. `plumber run` records them in the trace's machine section for
-// the model's price of parallelism (DESIGN.md 4.1).
+// the model's price of parallelism (docs/optimizer.md).
 //
 // The source: how much storage bandwidth the pipeline's
 // reader gets at read parallelism 1, 2, 4, 8, 16 under the storage settings

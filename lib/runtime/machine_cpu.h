@@ -2,7 +2,7 @@
 // use sat idle and how much went to work (this process's and every other
 // process's). A run records it beside its own CPU time in each snapshot, so
 // that the analysis can tell how many cores the run really had: what it
-// used plus what nobody used (DESIGN.md section 4, effective cores). Under
+// used plus what nobody used (the effective cores). Under
 // other load that is fewer than the machine's, and a plan for the whole
 // machine would promise what the run cannot get.
 //

@@ -1,4 +1,4 @@
-// The cores the analysis plans with (issue 16, item 3): --cores when given;
+// The cores the analysis plans with: --cores when given;
 // else the cores the run really had (its own CPU plus the machine's idle
 // time over the window) when clearly fewer than the machine's; else the
 // machine's. Each report says which. Traces without the machine's CPU time

@@ -1,5 +1,5 @@
 // The model on synthetic traces: the paper's ResNet storage example, dataset
-// size estimates from a sample of files, the cases of DESIGN.md section 8
+// size estimates from a sample of files, the edge cases
 // that concern analysis (zero-CPU node, randomness), cardinality
 // propagation, caches, what-if overrides, windows, and streaming.
 #include <cmath>
@@ -218,7 +218,7 @@ TEST_CASE("Sampling: all files read gives the exact size and no interval", "[ana
   CHECK(N(s.report, "read").cardinality.exact);
 }
 
-// ---- DESIGN.md section 8 ---------------------------------------------------
+// ---- Edge cases ------------------------------------------------------------
 
 TEST_CASE("Zero-CPU node: unbounded rate, never a zero bound", "[analysis][design8]") {
   TraceBuilder b(R"({"name": "z", "nodes": [

@@ -1,4 +1,4 @@
-// The model's view of threads and waiting (DESIGN.md section 4.1) on
+// The model's view of threads and waiting on
 // programs and synthetic traces whose every number is stated here: thread
 // groups per op, the as-traced prediction, the CPU-only bound on a
 // storage-bound trace, stages that wait, old traces, and caches that save

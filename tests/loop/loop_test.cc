@@ -179,7 +179,7 @@ TEST_CASE("naive -> analyze -> rewrite -> run: valid, same elements, not slower"
 
 // The text example as shipped: tokenize costs a few microseconds a line,
 // about what handing a line to another thread costs, so a thread of its own
-// would slow it down (issue 16 measured 16x slower when it once got two).
+// would slow it down (it measured 16x slower when it once got two).
 TEST_CASE("the text example: tokenize stays inline when a hand-off costs more, and the rewrite is not slower",
           "[loop][serial]") {
   auto dir = ScopedTempDir::Make(Env::Default(), "plumber-loop-text-");

@@ -1,4 +1,4 @@
-// The rewrite's integer search (issue 16): parallelism has a price (the
+// The rewrite's integer search: parallelism has a price (the
 // machine's calibrated hand-off, per element and per byte), inline or
 // pooled is a choice the model makes, and what the rewrite reports is the
 // model's value for exactly the pipeline it emits. Synthetic traces on 2
@@ -236,7 +236,7 @@ TEST_CASE("a pool the rewrite adds must gain 15%, and a stage sharing its thread
 }
 
 TEST_CASE("a cheap random op after a cache is pooled when it overlaps the cache's replay", "[rewrite][search]") {
-  // Issue 16 asked for such an op to stay inline: a pooled one had halved
+  // Such an op used to be kept inline: a pooled one had halved
   // its throughput. With today's runtime the cached image example with a
   // flip after the cache measured 2,380 batches/s pooled against 1,150
   // inline, and the model predicted 2,358. Pooled, the replay runs under

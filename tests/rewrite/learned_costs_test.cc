@@ -1,4 +1,4 @@
-// What the optimize loop learns (issue 16 item 4): a stage's cost per
+// What the optimize loop learns: a stage's cost per
 // element measured at each parallelism prices later rewrites. Two synthetic
 // traces of one pipeline on 2 cores: at 1 thread the map costs 10 us per
 // element; given 2 threads it measured 30 us per element (hand-offs,
