@@ -34,14 +34,13 @@ int RunCheck(const CheckFlags& f) {
   std::vector<std::string> warnings;
   auto jobs = report::PlanChecks(f.trace, f.config, config, *from_flags, &warnings);
   if (!jobs.ok()) return ReportError(jobs.status());
+  auto checks = report::RunChecks(env, *jobs, &warnings);
   for (const auto& w : warnings) Warn(w);
-  auto checks = report::RunChecks(env, *jobs);
   if (!checks.ok()) return ReportError(checks.status());
 
   bool all_ok = true;
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& check : *checks) {
-    for (const auto& w : check.warnings) Warn(w);
     all_ok = all_ok && check.outcome.ok();
     if (f.format == "json") {
       json.push_back(report::CheckJson(check.trace, check.outcome));

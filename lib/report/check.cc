@@ -382,10 +382,11 @@ StatusOr<std::vector<CheckJob>> PlanChecks(const std::string& trace, const std::
   return jobs;
 }
 
-StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob>& jobs) {
+StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob>& jobs,
+                                            std::vector<std::string>* warnings) {
   // A trace is analysed once, however many jobs name it.
   std::map<std::string, analysis::Analysis> analysed;
-  auto get = [&](const std::string& path, std::vector<std::string>* warnings) -> StatusOr<const analysis::Analysis*> {
+  auto get = [&](const std::string& path) -> StatusOr<const analysis::Analysis*> {
     auto it = analysed.find(path);
     if (it == analysed.end()) {
       PLUMBER_ASSIGN_OR_RETURN(analysis::Analysis a, analysis::AnalyzeTraceFile(env, path, {}));
@@ -396,16 +397,16 @@ StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob
   };
   std::vector<TraceCheck> checks;
   for (const auto& job : jobs) {
-    TraceCheck check{job.trace, {}, {}};
-    PLUMBER_ASSIGN_OR_RETURN(const analysis::Analysis* report, get(job.trace, &check.warnings));
+    TraceCheck check{job.trace, {}};
+    PLUMBER_ASSIGN_OR_RETURN(const analysis::Analysis* report, get(job.trace));
     const analysis::Analysis* baseline = nullptr;
     if (job.conditions.baseline) {
-      auto b = get(*job.conditions.baseline, &check.warnings);
+      auto b = get(*job.conditions.baseline);
       if (!b.ok()) return b.status().WithContext("--baseline");
       baseline = *b;
     }
     PLUMBER_ASSIGN_OR_RETURN(check.outcome, EvaluateCheck(*report, baseline, job.conditions));
-    for (const auto& note : check.outcome.notes) check.warnings.push_back(job.trace + ": " + note);
+    for (const auto& note : check.outcome.notes) warnings->push_back(job.trace + ": " + note);
     checks.push_back(std::move(check));
   }
   return checks;

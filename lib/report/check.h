@@ -112,17 +112,18 @@ struct CheckOutcome {
 StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const analysis::Analysis* baseline,
                                      const CheckConditions& conditions);
 
-// A job's outcome, with what analysing its traces warned of (each naming
-// its trace) and the outcome's notes.
+// A job's outcome.
 struct TraceCheck {
   std::string trace;
   CheckOutcome outcome;
-  std::vector<std::string> warnings;
 };
 // Analyses each trace once (a baseline several jobs share too) and
-// evaluates every job. Errors are the first trace that cannot be analysed
-// or a condition that is bad input.
-StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob>& jobs);
+// evaluates every job. `warnings` receives, in order and also when an
+// error ends the run, what analysing each trace warned of and each
+// outcome's notes, each naming its trace. Errors are the first trace that
+// cannot be analysed or a condition that is bad input.
+StatusOr<std::vector<TraceCheck>> RunChecks(Env* env, const std::vector<CheckJob>& jobs,
+                                            std::vector<std::string>* warnings);
 
 // Text: one "FAIL" line per violated condition, then a summary line.
 std::string FormatCheckText(const std::string& trace, const CheckOutcome& outcome);
