@@ -67,7 +67,7 @@ TEST_CASE("provision: one machine, reachable and not", "[provision]") {
   CHECK_FALSE(unreachable->machine.has_value());
   CHECK(unreachable->unreachable ==
         kCpuTrace + ": target 500 minibatches/s is unreachable: stage 'source' reaches at most 166.7 "
-                    "minibatches/s (1 core(s) x 166.7 per core), and no cache (one that is re-read and fits) "
+                    "minibatches/s (1 core x 166.7 per core), and no cache (one that is re-read and fits) "
                     "removes it");
 }
 
