@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "base/env.h"
+#include "base/number_format.h"
 #include "command.h"
 #include "report/validate_format.h"
 #include "traceio/validate_file.h"
@@ -21,7 +22,7 @@ int Verdict(const std::string& path, const std::vector<Problem>& problems) {
   }
   std::fflush(stdout);
   for (const auto& p : problems) std::cerr << "plumber: error: " << path << ": " << p.ToString() << "\n";
-  std::cerr << "plumber: error: " << path << ": " << problems.size() << " problem(s)\n";
+  std::cerr << "plumber: error: " << path << ": " << FormatCount(problems.size(), "problem", "problems") << "\n";
   return kExitBadInput;
 }
 

@@ -10,9 +10,10 @@
 namespace plumber::analysis {
 namespace {
 
-// The consumer's wait as a share of the window: "90% of the window". The
-// counters may put it a little over the window (a wait begun before the
-// window opened): that reads "all of the window", not "100.3%".
+// The consumer's wait as a share of the window: "90% of the window". A
+// wait is counted when the consumer's call returns, so one begun before the
+// window opened counts whole and can put the share a little over 1: that
+// reads "all of the window", not "100.3%".
 std::string WindowShare(double share) {
   return share >= 0.9995 ? std::string("all of the window") : FormatPercent(share) + " of the window";
 }
@@ -58,12 +59,13 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     if (r.as_traced.limit == "threads") {
       const NodeModel* b = r.Find(r.as_traced.bottleneck);
       const GroupModel* g = b && b->group >= 0 ? &r.thread_groups[b->group] : nullptr;
-      s += g ? (g->owner.empty() ? std::string("the consumer's thread") : g->name) + " (" + std::to_string(g->threads) + (g->threads == 1 ? " thread" : " threads") + ", " +
+      s += g ? (g->owner.empty() ? std::string("the consumer's thread") : g->name) + " (" +
+                   FormatCount(g->threads, "thread", "threads") + ", " +
                    units::FormatSeconds(g->service_seconds_per_minibatch) + " of service per minibatch, " +
                    r.as_traced.bottleneck + " the most)"
              : r.as_traced.bottleneck;
     } else {
-      s += r.as_traced.limit == "storage" ? "storage" : "the cores";
+      s += r.as_traced.limit == "storage" ? "storage" : r.cores == 1 ? "the one core" : "the cores";
     }
     f.push_back(s + ".");
   }
@@ -121,8 +123,8 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     // A busy machine: the plan is for what the run could get, which the
     // user may know to be temporary.
     f.push_back("The run had " + FormatSignificant(*r.effective_cores, 3) + " of the machine's " +
-                std::to_string(r.machine_cores) + " cores (other processes used the rest), so everything here is "
-                "planned for " + std::to_string(r.cores) + (r.cores == 1 ? " core" : " cores") + "; give --cores " +
+                FormatCount(r.machine_cores, "core", "cores") + " (other processes used the rest), so everything here "
+                "is planned for " + FormatCount(r.cores, "core", "cores") + "; give --cores " +
                 std::to_string(r.machine_cores) + " to plan for the whole machine.");
   }
   if (r.cpu_bound) {
@@ -157,14 +159,14 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     if (!s.dataset_bytes) continue;
     std::string t = "The files read by node " + s.node + " total " + units::FormatBytes(*s.dataset_bytes);
     if (s.exact) {
-      t += " (all " + std::to_string(*s.files) + " files read)";
+      t += *s.files == 1 ? std::string(" (its one file read)") : " (all " + std::to_string(*s.files) + " files read)";
     } else if (!s.interval_known) {
       t += " (estimated from a single file of " + std::to_string(*s.files) +
            ", which says nothing about their spread: read more files for an interval)";
     } else {
       t += " (95% interval " + units::FormatBytes(s.dataset_bytes_lo) + " to " +
            units::FormatBytes(s.dataset_bytes_hi) + ", estimated from " + std::to_string(s.files_completed) + " of " +
-           std::to_string(*s.files) + " files)";
+           FormatCount(*s.files, "file", "files") + ")";
     }
     f.push_back(t + ".");
   }

@@ -130,7 +130,6 @@ constexpr double kClearlyFewerCores = 0.9;
 void Modeler::Cores() {
   const int machine = t_.header.machine().cores();
   r_.machine_cores = std::max(0, machine);
-  const auto plural = [](const std::string& n, bool one) { return n + (one ? " core" : " cores"); };
   if (const auto cpu = ResolveCpuWindow(t_.window); cpu && window_known_ && machine > 0) {
     const double had = (cpu->process_cpu_seconds + cpu->machine_idle_seconds) / r_.window_seconds;
     r_.effective_cores = std::min(had, static_cast<double>(machine));
@@ -142,7 +141,7 @@ void Modeler::Cores() {
   }
   const std::string had_text =
       r_.effective_cores ? "the run had " + FormatSignificant(*r_.effective_cores, 3) + " of the machine's " +
-                               plural(std::to_string(machine), machine == 1)
+                               FormatCount(machine, "core", "cores")
                          : "";
   if (opt_.cores) {
     r_.cores = *opt_.cores;
@@ -173,7 +172,7 @@ void Modeler::Cores() {
   }
   r_.cores = machine;
   r_.cores_from = CoresFrom::kMachine;
-  r_.cores_source = "the machine's " + plural(std::to_string(machine), machine == 1);
+  r_.cores_source = "the machine's " + FormatCount(machine, "core", "cores");
   if (r_.effective_cores) r_.cores_source += "; the run had " + FormatSignificant(*r_.effective_cores, 3) + " of them";
 }
 
@@ -215,9 +214,8 @@ void Modeler::Imported() {
   int opaque = 0;
   for (int i = 0; i < g_.size(); ++i) opaque += g_.op(i).imported_only ? 1 : 0;
   if (opaque > 0) {
-    limits.push_back(std::to_string(opaque) +
-                     " node(s) of types plumber has no op for are kept opaque: measured, analysed and ranked, never "
-                     "rewritten");
+    limits.push_back(FormatCount(opaque, "node", "nodes") + " of types plumber has no op for " +
+                     (opaque == 1 ? "is" : "are") + " kept opaque: measured, analysed and ranked, never rewritten");
   }
   limits.push_back("there is no pipeline file to rewrite: rewrite gives its advice as the tf.data calls to edit");
 }
@@ -324,8 +322,9 @@ void Modeler::Rates() {
     m.steady_state_cost = !(under_cache[i] && m.elements == 0 && m.cpu_seconds == 0);
 
     const bool parallel = g_.op(i).parallelizable();
-    const char* all_cores =
-        r_.cores_from == CoresFrom::kMachine ? "all the machine's cores" : "all the cores planned for";
+    const char* all_cores = r_.cores_from == CoresFrom::kMachine
+                                ? (r_.cores == 1 ? "the machine's one core" : "all the machine's cores")
+                                : (r_.cores == 1 ? "the one core planned for" : "all the cores planned for");
     // An imported node plumber cannot turn runs at the parallelism it had.
     const bool fixed_parallel = !parallel && m.parallelism > 1;
     const double own_max = parallel ? r_.cores : fixed_parallel ? m.parallelism : 1;

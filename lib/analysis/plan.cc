@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "analysis/analysis.h"
+#include "base/number_format.h"
+#include "base/units.h"
 #include "lp/cache_choice.h"
 #include "lp/throughput.h"
 
@@ -134,6 +136,16 @@ StatusOr<Provisioning> PlanProvisioning(const Analysis& analysis, double target,
   p.prices = prices;
   PLUMBER_ASSIGN_OR_RETURN(p.machine, lp::SolveProvisioning(problem));
   if (!p.machine.cached.empty()) p.cache_node = problem.nodes[p.machine.cached.front()].name;
+  // "0 B/s" alone reads as a mistake: say what makes storage free.
+  if (p.machine.bandwidth < 1) {
+    if (analysis.disk_bytes_per_minibatch <= 0) {
+      p.bandwidth_note = "the pipeline reads nothing from storage";
+    } else if (!p.cache_node.empty()) {
+      p.bandwidth_note = "the cache after " + p.cache_node + " replays what is read (" +
+                         units::FormatBytes(analysis.disk_bytes_per_minibatch) +
+                         " per minibatch), so storage is read in the first epoch only";
+    }
+  }
   return p;
 }
 
@@ -185,9 +197,9 @@ StatusOr<Plan> MakePlan(const Analysis& report, const PlanOptions& options) {
     bool any_candidate = false;
     for (const auto& cn : cache.nodes) any_candidate = any_candidate || cn.cacheable;
     if (!any_candidate) {
-      plan.cache_note = std::to_string(read_once) +
-                        " node(s) could be cached, but no repeat re-reads them: the data is read once, so a cache "
-                        "would never be replayed";
+      plan.cache_note = FormatCount(read_once, "node", "nodes") +
+                        " could be cached, but no repeat re-reads them: the data is read once, so a cache would never "
+                        "be replayed";
     }
   }
   throughput.storage.bytes_per_minibatch = plan.disk_bytes_per_minibatch;

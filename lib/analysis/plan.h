@@ -117,6 +117,12 @@ struct Provisioning {
   lp::ResourcePrices prices;
   lp::ProvisionPlan machine;
   std::string cache_node;
+  // Why the bandwidth is what it is when that is not plain: "" or, for a
+  // plan that reads nothing, "the cache after shards replays ..." .
+  std::string bandwidth_note;
+  // What the reader should know of the flags given: what-ifs of the traced
+  // machine that a plan choosing its own machine does not use.
+  std::vector<std::string> notes;
 };
 StatusOr<Provisioning> PlanProvisioning(const Analysis& analysis, double target, const lp::ResourcePrices& prices);
 

@@ -62,6 +62,21 @@ StatusOr<ProvisionAnswer> Provision(Env* env, const std::string& path, const Ana
     return answer;
   }
   answer.machine = std::move(machine).value();
+  // The plan picks the machine it prices, so the what-ifs of the traced one
+  // do not enter it; a flag that silently does nothing reads as ignored.
+  std::vector<std::string> unused;
+  if (options.cores) unused.push_back("--cores");
+  if (options.memory_bytes) unused.push_back("--mem");
+  if (options.disk_bandwidth_bytes_per_s) unused.push_back("--disk-bandwidth");
+  if (!unused.empty()) {
+    std::string flags = unused[0];
+    for (size_t i = 1; i < unused.size(); ++i) flags += (i + 1 == unused.size() ? " and " : ", ") + unused[i];
+    const bool one = unused.size() == 1;
+    answer.machine->notes.push_back(flags + (one ? " changes" : " change") +
+                                    " nothing here: provision chooses the cores, memory and bandwidth it prices (" +
+                                    (one ? "the flag sizes" : "they size") +
+                                    " the machine of analyze, rewrite and provision --workers)");
+  }
   return answer;
 }
 

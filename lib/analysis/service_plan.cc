@@ -20,7 +20,7 @@ constexpr double kMaxWorkers = 100000;
 
 std::string Quoted(const std::string& name) { return "'" + name + "'"; }
 
-std::string Cores(int n) { return std::to_string(n) + (n == 1 ? " core" : " cores"); }
+std::string Cores(int n) { return FormatCount(n, "core", "cores"); }
 
 // "'read' (tfrecord)": a node as the reader of a plan knows it.
 std::string Describe(const ProgramGraph& program, int i) {
@@ -270,8 +270,11 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   // The assumptions, each a sentence the user can check against their
   // cluster.
   const std::string n = std::to_string(p.sizing.workers);
-  p.assumptions.push_back("the " + n + " worker(s) are identical: " + Cores(p.worker_cores) + " and " +
-                          units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
+  p.assumptions.push_back((p.sizing.workers == 1 ? std::string("the one worker has ")
+                                                 : "the " + n + " workers are identical: ") +
+                          Cores(p.worker_cores) + " and " +
+                          units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) +
+                          (p.sizing.workers == 1 ? " (" : " each (") +
                           (p.worker_overridden                        ? "as --worker-cores/--worker-mem give"
                            : p.machine_cores_from == CoresFrom::kRun ? "what the traced run had of its machine"
                                                                       : "the machine of the trace") +
@@ -324,9 +327,15 @@ StatusOr<ServicePlan> PlanService(const Analysis& machine, const Analysis& worke
   }
   p.assumptions.push_back(p.cache_note);
   if (p.sharding == ShardingPolicy::kDynamic && p.files && *p.files < p.sizing.workers) {
-    p.assumptions.push_back("the dispatcher hands out whole files: " + std::to_string(*p.files) +
-                            " file(s) keep at most " + std::to_string(*p.files) + " of the " + n +
-                            " workers reading at once, so the rate above needs at least as many files as workers");
+    // The count above is right for the rate, but the data as it is cut
+    // cannot feed it: say what the files allow and how to cut it so that
+    // every worker counted helps.
+    p.assumptions.push_back(
+        "the dispatcher hands out whole files: " + FormatCount(*p.files, "file", "files") + " keep at most " +
+        std::to_string(*p.files) + " of the " + n + " workers reading at once, so as the data is cut the service " +
+        "reaches at most " + FormatSignificant(static_cast<double>(*p.files) * p.sizing.worker_rate, 4) +
+        " minibatches/s; write the data as at least " + n + " files (more shards of the same records) for all " + n +
+        " workers to help");
   }
   return p;
 }

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/number_format.h"
 #include "base/units.h"
 
 namespace plumber::analysis {
@@ -181,7 +182,8 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
   SelectedWindow w;
   w.snapshots_seen = seen_;
   if (time_problems_ > 0) {
-    warnings_.push_back(std::to_string(time_problems_) + " snapshot(s) do not move time forward and were skipped");
+    warnings_.push_back(FormatCount(time_problems_, "snapshot", "snapshots") + (time_problems_ == 1 ? " does" : " do") +
+                        " not move time forward and " + (time_problems_ == 1 ? "was" : "were") + " skipped");
   }
   for (const auto& name : unknown_nodes_) {
     warnings_.push_back("counters for node '" + name + "', which the program does not have, were ignored");

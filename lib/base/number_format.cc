@@ -81,9 +81,13 @@ std::string FormatNumber(double v) {
   return sign + Written(three, three.exp - 3 * group) + kPrefixes[group];
 }
 
-std::string FormatCount(double v, const std::string& one, const std::string& many) {
-  const std::string n = FormatNumber(v);
+std::string FormatCount(double v, const std::string& one, const std::string& many, int digits) {
+  const std::string n = digits > 0 ? FormatSignificant(v, digits) : FormatNumber(v);
   return n + " " + (n == "1" ? one : many);
+}
+
+std::string FormatWholeCount(long long n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 std::string FormatPercent(double share) { return FormatNumber(100 * share) + "%"; }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 namespace plumber {
 
@@ -30,7 +31,18 @@ std::string FormatNumber(double v);
 // A count with its noun, singular exactly when the number reads "1":
 // FormatCount(1, "core", "cores") is "1 core", FormatCount(0.5, ...)
 // "0.5 cores", FormatCount(2e4, ...) "20k cores".
-std::string FormatCount(double v, const std::string& one, const std::string& many);
+// The one helper for "N thing(s)": every report says "1 core", "2 cores",
+// never "1 cores" nor "core(s)". With `digits`, the number is
+// FormatSignificant's at that many digits: (6.2431, ..., 3) "6.24 cores".
+std::string FormatCount(double v, const std::string& one, const std::string& many, int digits = 0);
+// A whole count is written out in full, since it counts things a reader
+// may look for (records, nodes, files): FormatCount(12345, "record",
+// "records") is "12345 records", FormatCount(1, "node", "nodes") "1 node".
+std::string FormatWholeCount(long long n, const std::string& one, const std::string& many);
+template <typename T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+std::string FormatCount(T n, const std::string& one, const std::string& many) {
+  return FormatWholeCount(static_cast<long long>(n), one, many);
+}
 // A share as a percentage by FormatNumber: 0.125 -> "12.5%".
 std::string FormatPercent(double share);
 // <digits> significant digits written out, trailing zeros dropped, never an

@@ -2,7 +2,9 @@
 #include "lp/provisioning.h"
 
 #include <cmath>
-#include <cstdio>
+#include <string>
+
+#include "base/number_format.h"
 
 namespace plumber::lp {
 
@@ -59,17 +61,14 @@ StatusOr<ProvisionPlan> SolveProvisioning(const ProvisionProblem& p, const Linea
       if (node.cpu_seconds_per_minibatch <= 0) continue;
       const double max_rate = node.max_cores / node.cpu_seconds_per_minibatch;
       if (max_rate < p.target) {
-        char buf[256];
-        std::snprintf(buf, sizeof(buf), "%sstage '%s' reaches at most %.4g minibatches/s (%.4g core(s) x %.4g per core)",
-                      reason.empty() ? "" : "; ", node.name.c_str(), max_rate, node.max_cores,
-                      1 / node.cpu_seconds_per_minibatch);
-        reason += buf;
+        reason += (reason.empty() ? "stage '" : "; stage '") + node.name + "' reaches at most " +
+                  FormatNumber(max_rate) + " minibatches/s (" + FormatCount(node.max_cores, "core", "cores") + " x " +
+                  FormatNumber(1 / node.cpu_seconds_per_minibatch) + " per core)";
       }
     }
     if (reason.empty()) reason = "no combination of resources reaches it";
-    char head[128];
-    std::snprintf(head, sizeof(head), "target %.4g minibatches/s is unreachable: ", p.target);
-    return Status::FailedPrecondition(head + reason + ", and no cache (one that is re-read and fits) removes it");
+    return Status::FailedPrecondition("target " + FormatNumber(p.target) + " minibatches/s is unreachable: " + reason +
+                                      ", and no cache (one that is re-read and fits) removes it");
   }
   ProvisionPlan plan;
   plan.cores = static_cast<int>(std::llround(sol->values[cores]));

@@ -1,6 +1,7 @@
 // Building the program graph; see program_graph.h.
 #include "pipeline/program_graph.h"
 
+#include "base/number_format.h"
 #include "pipeline/validate.h"  // ValidatePipeline
 
 namespace plumber {
@@ -9,7 +10,7 @@ StatusOr<ProgramGraph> ProgramGraph::Build(schema::Pipeline program, const std::
   const auto problems = ValidatePipeline(program);
   if (!problems.empty()) {
     std::string msg = where + ": " + problems.front().ToString();
-    if (problems.size() > 1) msg += " (and " + std::to_string(problems.size() - 1) + " more problem(s))";
+    if (problems.size() > 1) msg += " (and " + FormatCount(problems.size() - 1, "more problem", "more problems") + ")";
     return Status::InvalidArgument(msg);
   }
   ProgramGraph g;

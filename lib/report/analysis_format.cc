@@ -153,7 +153,7 @@ const char* PredictedLimitText(const std::string& limit) {
 
 std::string AsTracedText(const Analysis& r) {
   if (!r.as_traced.throughput) return "unbounded";
-  return Rate(r.as_traced.throughput) + " (" + AsTracedHolder(r.as_traced) + ")";
+  return Rate(r.as_traced.throughput) + " (" + AsTracedHolder(r.as_traced, r.cores) + ")";
 }
 
 // Threads as traced: who shares them and what they can deliver.
@@ -173,12 +173,12 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
   std::vector<std::pair<std::string, std::string>> s;
   if (r.observed_throughput) {
     s.push_back({"window", Fmt(r.window_start_seconds) + " s to " + Fmt(r.window_end_seconds) + " s (" +
-                               Fmt(r.window_seconds) + " s, " + std::to_string(r.minibatches) + " minibatches, " +
-                               std::to_string(r.snapshots) + " snapshots)"});
+                               Fmt(r.window_seconds) + " s, " + FormatCount(r.minibatches, "minibatch", "minibatches") +
+                               ", " + FormatCount(r.snapshots, "snapshot", "snapshots") + ")"});
   } else {
     // An imported dump's times are placeholders: only the counts are real.
-    s.push_back({"window", "time unknown (" + std::to_string(r.minibatches) + " minibatches, " +
-                               std::to_string(r.snapshots) + " snapshots)"});
+    s.push_back({"window", "time unknown (" + FormatCount(r.minibatches, "minibatch", "minibatches") + ", " +
+                               FormatCount(r.snapshots, "snapshot", "snapshots") + ")"});
   }
   std::string machine = CoresPlannedText(r) + ", " + units::FormatBytes(static_cast<double>(r.memory_bytes)) +
                         " memory for caching, storage ";
@@ -193,7 +193,11 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
                                                                    PredictedLimitText(r.predicted_limit) + ")"
                                                              : "unbounded"});
   std::string cpu = Rate(r.cpu_bound);
-  if (r.cpu_bound) cpu += r.cpu_bound_limit == "cores" ? " (all cores)" : " (" + r.cpu_bound_limit + "'s cap)";
+  if (r.cpu_bound) {
+    cpu += r.cpu_bound_limit != "cores" ? " (" + r.cpu_bound_limit + "'s cap)"
+           : r.cores == 1             ? std::string(" (the one core)")
+                                      : std::string(" (all cores)");
+  }
   std::string disk = r.disk_bound                     ? Rate(r.disk_bound)
                      : r.disk_bytes_per_minibatch > 0 ? "unknown bandwidth"
                                                       : "no storage read";
@@ -210,15 +214,16 @@ std::vector<std::pair<std::string, std::string>> Summary(const Analysis& r) {
 }  // namespace
 
 std::string CoresPlannedText(const Analysis& r) {
-  const std::string n = std::to_string(r.cores) + (r.cores == 1 ? " core" : " cores");
+  const std::string n = FormatCount(r.cores, "core", "cores");
   if (r.cores_from == analysis::CoresFrom::kMachine && !r.effective_cores) return n;
   return n + " (" + r.cores_source + ")";
 }
 
-std::string AsTracedHolder(const analysis::AsTraced& a) {
+std::string AsTracedHolder(const analysis::AsTraced& a, int cores) {
   if (!a.throughput) return "";
   const char* held = a.limit == "threads"   ? "threads"
                      : a.limit == "storage" ? "storage"
+                     : cores == 1           ? "the one core"
                                             : "the cores";
   return a.bottleneck + ", held by " + held;
 }

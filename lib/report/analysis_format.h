@@ -19,7 +19,7 @@ std::string FormatAnalysisMarkdown(const analysis::Analysis& analysis);
 // or thread group, then threads, storage or the cores); empty when it is
 // unbounded. Every report that shows the as-traced number (analyze, check,
 // diff, HTML) says it with these words.
-std::string AsTracedHolder(const analysis::AsTraced& as_traced);
+std::string AsTracedHolder(const analysis::AsTraced& as_traced, int cores);
 
 // The cores planned for and why, as "1 core (the run had 1.2 of the
 // machine's 2 cores; other processes used the rest)" or "8 cores (given by

@@ -2,9 +2,10 @@
 // evaluation against an analysed trace and, optionally, a baseline trace.
 #include "report/check.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -26,8 +27,9 @@ std::string Throughput(std::optional<double> v) {
 
 // "25 minibatches/s (burn, held by threads)": the as-traced prediction with
 // what holds it, as analyze says it.
-std::string AsTraced(const analysis::AsTraced& a) {
-  return a.throughput ? Throughput(a.throughput) + " (" + AsTracedHolder(a) + ")" : Throughput(std::nullopt);
+std::string AsTraced(const analysis::Analysis& r) {
+  const analysis::AsTraced& a = r.as_traced;
+  return a.throughput ? Throughput(a.throughput) + " (" + AsTracedHolder(a, r.cores) + ")" : Throughput(std::nullopt);
 }
 
 // Paths in a config file are relative to the file, so a config committed
@@ -193,7 +195,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
     // No prediction means nothing bounds the pipeline, which is above any floor.
     const bool ok = !report.predicted_throughput || *report.predicted_throughput >= *c.min_predicted;
     out.results.push_back({"predicted throughput", "at least " + Throughput(*c.min_predicted),
-                           Throughput(report.predicted_throughput) + "; as traced " + AsTraced(report.as_traced),
+                           Throughput(report.predicted_throughput) + "; as traced " + AsTraced(report),
                            ok});
   }
   if (c.min_as_traced) {
@@ -201,7 +203,7 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
     const auto& now = report.as_traced.throughput;
     const bool ok = !now || *now >= *c.min_as_traced;
     out.results.push_back({"as-traced throughput", "at least " + Throughput(*c.min_as_traced),
-                           AsTraced(report.as_traced) + "; best parallelism " +
+                           AsTraced(report) + "; best parallelism " +
                                Throughput(report.predicted_throughput),
                            ok});
   }
@@ -285,10 +287,19 @@ StatusOr<CheckOutcome> EvaluateCheck(const analysis::Analysis& report, const ana
       out.results.push_back(
           {what, "at least " + Throughput(limit) + vs + FormatNumber(base) + " - " + tol_text + ")", found, ok});
     };
-    fall("predicted throughput", baseline->predicted_throughput, report.predicted_throughput, "");
-    const std::string holder = AsTracedHolder(report.as_traced);
+    // Both rates are for the cores each analysis planned for: a run that
+    // had less of a busy machine is planned for fewer, and its rates fall
+    // with them, which is no regression of the pipeline.
+    std::string cores;
+    if (report.cores != baseline->cores) {
+      cores = "; planned for " + CoresPlannedText(report) + ", the baseline for " + CoresPlannedText(*baseline) +
+              ": give --cores " + std::to_string(std::max(report.cores, baseline->cores)) +
+              " to compare both on the same cores";
+    }
+    fall("predicted throughput", baseline->predicted_throughput, report.predicted_throughput, cores);
+    const std::string holder = AsTracedHolder(report.as_traced, report.cores);
     fall("as-traced throughput", baseline->as_traced.throughput, report.as_traced.throughput,
-         holder.empty() ? "" : "; " + holder);
+         (holder.empty() ? "" : "; " + holder) + cores);
   }
   return out;
 }
@@ -302,10 +313,14 @@ std::string FormatCheckText(const std::string& trace, const CheckOutcome& outcom
     out += "FAIL " + trace + ": " + r.what + ": expected " + r.expected + ", found " + r.found + "\n";
   }
   if (failed == 0) {
-    out += "ok " + trace + ": all " + std::to_string(outcome.results.size()) + " condition(s) hold\n";
+    out += "ok " + trace + ": " +
+           (outcome.results.size() == 1 ? std::string("the one condition holds")
+                                        : "all " + FormatCount(outcome.results.size(), "condition", "conditions") +
+                                              " hold") +
+           "\n";
   } else {
-    out += trace + ": " + std::to_string(failed) + " of " + std::to_string(outcome.results.size()) +
-           " condition(s) failed\n";
+    out += trace + ": " + std::to_string(failed) + " of " +
+           FormatCount(outcome.results.size(), "condition", "conditions") + " failed\n";
   }
   return out;
 }

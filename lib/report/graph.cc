@@ -314,7 +314,8 @@ std::string FormatHtml(const Analysis& report) {
   h += "<h1>" + Escape(title) + "</h1>\n";
   h += "<p class=\"legend\">Trace " + Escape(report.source) + ", window " +
        FormatNumber(report.window_start_seconds) + " s to " + FormatNumber(report.window_end_seconds) +
-       " s (" + std::to_string(report.minibatches) + " minibatches); machine " + Escape(CoresPlannedText(report)) +
+       " s (" + FormatCount(report.minibatches, "minibatch", "minibatches") + "); machine " +
+       Escape(CoresPlannedText(report)) +
        ", " + Escape(units::FormatBytes(static_cast<double>(report.memory_bytes))) + " memory" +
        (report.disk_bandwidth ? ", storage " + Escape(units::FormatRate(*report.disk_bandwidth)) : std::string()) +
        ".</p>\n";
@@ -326,7 +327,7 @@ std::string FormatHtml(const Analysis& report) {
   }
   h += "<p class=\"summary\"><span>observed <b>" + Escape(ObservedText(report)) +
        "</b></span><span id=\"as-traced\">as traced <b>" + RateWithUnit(report.as_traced.throughput) + "</b>";
-  if (report.as_traced.throughput) h += " (" + Escape(AsTracedHolder(report.as_traced)) + ")";
+  if (report.as_traced.throughput) h += " (" + Escape(AsTracedHolder(report.as_traced, report.cores)) + ")";
   h += "</span><span>predicted <b>" + RateWithUnit(report.predicted_throughput) + "</b> with the best parallelism";
   if (!report.predicted_limit.empty()) h += " (" + Escape(report.predicted_limit) + "-bound)";
   h += "</span><span>bottleneck <b>" + Escape(report.bottleneck.empty() ? "none" : report.bottleneck) + "</b></span>";

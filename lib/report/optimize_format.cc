@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/number_format.h"
+#include "base/units.h"
 
 namespace plumber::report {
 namespace {
@@ -27,6 +28,12 @@ std::string LearnedText(const std::vector<rewrite::LearnedCost>& learned) {
   return out + ")";
 }
 
+// "+12%", "-3%"; an error that rounds to none is "+0%", never "-0%".
+std::string SignedPercent(double share) {
+  const std::string whole = FormatFixed(100 * share, 0);
+  return whole[0] == '-' ? whole + "%" : "+" + whole + "%";
+}
+
 }  // namespace
 
 std::string StepTable(const OptimizeResult& r) {
@@ -34,7 +41,7 @@ std::string StepTable(const OptimizeResult& r) {
                                 "bottleneck", "changes");
   for (const auto& s : r.steps) {
     std::string predicted = s.predicted ? FormatRounded(*s.predicted) : "-";
-    std::string error = s.prediction_error() ? fmt::format("{:+.0f}%", 100 * *s.prediction_error()) : "-";
+    std::string error = s.prediction_error() ? SignedPercent(*s.prediction_error()) : "-";
     std::string measured = FormatRounded(s.measured);
     if (!s.complete) measured += "*";
     std::string bottleneck = s.bottleneck.empty() ? "-" : s.bottleneck;
@@ -102,7 +109,7 @@ std::string StepJson(const OptimizeResult& r, const std::string& output) {
 
 std::string OptimizeText(const std::string& pipeline, const OptimizeResult& r, double seconds_per_run,
                          const std::string& output, const std::string& kept_traces) {
-  std::string out = fmt::format("optimize: {} ({} s per run)\n", pipeline, seconds_per_run);
+  std::string out = "optimize: " + pipeline + " (" + units::FormatSeconds(seconds_per_run) + " per run)\n";
   out += StepTable(r);
   out += output.empty() ? std::string("nothing written: no run completed\n")
                         : fmt::format("wrote {} (step {})\n", output, r.best_step);

@@ -14,10 +14,12 @@ std::string FormatProvisionText(const std::string& trace, const analysis::Provis
   out += "  cores:      " + std::to_string(m.cores) + "\n";
   out += "  memory:     " + units::FormatBytes(m.memory_bytes) +
          (p.cache_node.empty() ? " (buffers only; no cache pays off)" : " (cache after " + p.cache_node + ")") + "\n";
-  out += "  bandwidth:  " + units::FormatRate(m.bandwidth) + "\n";
+  out += "  bandwidth:  " + units::FormatRate(m.bandwidth) +
+         (p.bandwidth_note.empty() ? std::string() : " (" + p.bandwidth_note + ")") + "\n";
   out += "  cost:       $" + FormatFixed(m.cost_per_hour, 4) + " per hour (cpu $" +
          FormatNumber(p.prices.per_core_hour) + "/core-h, mem $" + FormatNumber(p.prices.per_gb_hour) +
          "/GB-h, bw $" + FormatNumber(p.prices.per_100mbps_hour) + "/100MB/s-h)\n";
+  for (const auto& note : p.notes) out += "  note:       " + note + "\n";
   return out;
 }
 
@@ -29,6 +31,9 @@ std::string FormatProvisionJson(const std::string& trace, const analysis::Provis
   j["memory_bytes"] = p.machine.memory_bytes;
   j["disk_bandwidth_bytes_per_s"] = p.machine.bandwidth;
   j["cache"] = p.cache_node.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.cache_node);
+  j["bandwidth_note"] =
+      p.bandwidth_note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.bandwidth_note);
+  j["notes"] = p.notes;
   j["cost_per_hour"] = p.machine.cost_per_hour;
   j["prices"] = {{"cpu_per_core_hour", p.prices.per_core_hour},
                  {"mem_per_gb_hour", p.prices.per_gb_hour},

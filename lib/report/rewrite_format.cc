@@ -19,7 +19,7 @@ using rewrite::RewriteResult;
 // its cores, as it always does; the plan's count alone otherwise.
 std::string ForCores(const analysis::Analysis& a, const Plan& plan) {
   if (a.cores == plan.cores) return "for " + CoresPlannedText(a);
-  return "for " + std::to_string(plan.cores) + (plan.cores == 1 ? " core" : " cores");
+  return "for " + FormatCount(plan.cores, "core", "cores");
 }
 
 // The keys that say where the cores came from, beside "cores".
@@ -27,6 +27,21 @@ void CoresJson(const analysis::Analysis& a, Json* j) {
   (*j)["cores_from"] = analysis::CoresFromName(a.cores_from);
   (*j)["cores_source"] = a.cores_source;
   (*j)["effective_cores"] = a.effective_cores ? Json(*a.effective_cores) : Json(nullptr);
+}
+
+// An edit that leaves the pipeline slower than as traced is a step towards
+// a later one (the rewrite chose them together): said, so that no one makes
+// it alone and concludes the advice is wrong.
+std::string BelowAsTraced(const std::vector<rewrite::TfAdvice>& advice, size_t k, double as_traced) {
+  if (!(advice[k].predicted_after < as_traced * (1 - 1e-6))) return "";
+  std::string s = " (below the " + units::FormatMinibatchRate(as_traced) + " as traced";
+  for (size_t j = k + 1; j < advice.size(); ++j) {
+    if (advice[j].predicted_after >= as_traced * (1 - 1e-6)) {
+      return s + ": a step towards edit " + std::to_string(j + 1) + ", with which the edits reach " +
+             units::FormatMinibatchRate(advice[j].predicted_after) + "; do not make it alone)";
+    }
+  }
+  return s + ")";
 }
 
 }  // namespace
@@ -117,9 +132,9 @@ std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, con
     if (r.predicted_before > 0) out += " (" + FormatNumber(r.predicted_after / r.predicted_before) + "x)";
   }
   out += "\n";
-  out += "budget: parallel stages hold " + std::to_string(r.parallel_cores) + " of " + std::to_string(r.plan.cores) +
-         " cores";
-  if (r.io_readers > 0) out += " (+" + std::to_string(r.io_readers) + " I/O reader threads)";
+  out += "budget: parallel stages hold " + std::to_string(r.parallel_cores) + " of " +
+         FormatCount(r.plan.cores, "core", "cores");
+  if (r.io_readers > 0) out += " (+" + FormatCount(r.io_readers, "I/O reader thread", "I/O reader threads") + ")";
   out += "; memory held about " + units::FormatBytes(r.memory_bytes) + "\n";
   out += "plan: the LP's continuous optimum (GLPK, fractional cores; the rewrite searches whole threads around "
          "it):\n" +
@@ -167,13 +182,19 @@ std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
     for (const auto& l : a.source_limits) out += "  - " + l + "\n";
   }
   out += "edits, in order:\n";
-  int k = 0;
-  for (const auto& e : advice) {
-    out += "  " + std::to_string(++k) + ". " + e.where + "\n";
+  for (size_t k = 0; k < advice.size(); ++k) {
+    const rewrite::TfAdvice& e = advice[k];
+    out += "  " + std::to_string(k + 1) + ". " + e.where + "\n";
     out += "     " + e.edit + "\n";
-    if (!e.before.empty()) out += "     now: " + e.before + "\n";
+    // "now: num_parallel_calls=3" under a call that sets 8 read either way.
+    if (!e.change.empty()) {
+      out += "     change: " + e.change + "\n";
+    } else if (!e.before.empty()) {
+      out += "     before the edit: " + e.before + "\n";
+    }
     out += "     why: " + e.why + "\n";
-    out += "     predicted with the edits so far: " + units::FormatMinibatchRate(e.predicted_after) + "\n";
+    out += "     predicted with the edits so far: " + units::FormatMinibatchRate(e.predicted_after) +
+           BelowAsTraced(advice, k, r.predicted_before) + "\n";
   }
   return out;
 }
@@ -196,6 +217,7 @@ std::string TfAdviceJson(const analysis::Analysis& a, const RewriteResult& r,
                      {"where", e.where},
                      {"edit", e.edit},
                      {"before", e.before.empty() ? Json(nullptr) : Json(e.before)},
+                     {"change", e.change.empty() ? Json(nullptr) : Json(e.change)},
                      {"why", e.why},
                      {"predicted_after", e.predicted_after}});
   }

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::string Cores(int n) { return std::to_string(n) + (n == 1 ? " core" : " cores"); }
+std::string Cores(int n) { return FormatCount(n, "core", "cores"); }
 
 template <typename T>
 ordered_json OrNull(const std::optional<T>& v) {
@@ -35,7 +35,8 @@ std::string FormatServiceText(const std::string& trace, const analysis::ServiceP
            "provision` without --workers sizes that machine at least cost)\n";
     return out;
   }
-  out += "  workers:      " + std::to_string(s.workers) + " tf.data service worker(s), " + Cores(p.worker_cores) +
+  out += "  workers:      " + FormatCount(s.workers, "tf.data service worker", "tf.data service workers") + ", " +
+         Cores(p.worker_cores) +
          " and " + units::FormatBytes(static_cast<double>(p.worker_memory_bytes)) + " each (" +
          units::FormatBytes(p.worker_memory_needed_bytes) + " of it in use: buffers" +
          (p.worker_cache.empty() ? "" : " and the cache") + ")\n";

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/number_format.h"
 #include "base/units.h"
 #include "pipeline/op_table.h"
 #include "pipeline/validate.h"
@@ -55,8 +56,9 @@ Json NodesJson(const schema::Pipeline& p) {
 }  // namespace
 
 std::string FormatPipelineSummary(const std::string& path, const schema::Pipeline& pipeline, Encoding encoding) {
-  return Printf("%s: pipeline '%s' (%s), %d node(s), output '%s'\n", path.c_str(), pipeline.name().c_str(),
-                EncodingName(encoding), pipeline.nodes_size(), OutputNodeName(pipeline).c_str()) +
+  return Printf("%s: pipeline '%s' (%s), %s, output '%s'\n", path.c_str(), pipeline.name().c_str(),
+                EncodingName(encoding), FormatCount(pipeline.nodes_size(), "node", "nodes").c_str(),
+                OutputNodeName(pipeline).c_str()) +
          NodeTable(pipeline);
 }
 
@@ -64,15 +66,15 @@ std::string FormatTraceSummary(const std::string& path, const schema::Trace& tra
   const auto& h = trace.header();
   // An imported dump was written by another system, not by a plumber run.
   std::string out = h.has_imported()
-                        ? Printf("%s: imported from %s, %d dump(s)\n", path.c_str(), h.imported().format().c_str(),
-                                 trace.snapshots_size())
-                        : Printf("%s: trace (%s), %llu record(s), written by plumber %s\n", path.c_str(),
-                                 EncodingName(read.encoding), static_cast<unsigned long long>(read.records),
+                        ? Printf("%s: imported from %s, %s\n", path.c_str(), h.imported().format().c_str(),
+                                 FormatCount(trace.snapshots_size(), "dump", "dumps").c_str())
+                        : Printf("%s: trace (%s), %s, written by plumber %s\n", path.c_str(),
+                                 EncodingName(read.encoding), FormatCount(read.records, "record", "records").c_str(),
                                  h.tool_version().empty() ? "?" : h.tool_version().c_str());
   if (!trace.has_header()) return out;
-  out += Printf("  program: '%s', %d node(s), output '%s'\n", h.program().name().c_str(), h.program().nodes_size(),
-                OutputNodeName(h.program()).c_str());
-  out += Printf("  machine: %d core(s), %s memory (%s available)", h.machine().cores(),
+  out += Printf("  program: '%s', %s, output '%s'\n", h.program().name().c_str(),
+                FormatCount(h.program().nodes_size(), "node", "nodes").c_str(), OutputNodeName(h.program()).c_str());
+  out += Printf("  machine: %s, %s memory (%s available)", FormatCount(h.machine().cores(), "core", "cores").c_str(),
                 units::FormatBytes(static_cast<double>(h.machine().memory_bytes())).c_str(),
                 units::FormatBytes(static_cast<double>(h.machine().available_memory_bytes())).c_str());
   if (h.machine().read_bandwidth_bytes_per_s() > 0) {

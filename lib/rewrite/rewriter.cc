@@ -94,8 +94,8 @@ void AddWaitThreads(std::vector<Knob>& knobs, double target) {
     k.why += "; it waits " + FormatSignificant(100 * (k.service - k.cost) / k.service, 2) +
              "% of its service, so " + FormatSignificant(target, 3) + " minibatches/s keep " +
              FormatSignificant(in_flight, 3) + " of its elements in flight (Little's law; 1.5x that for the "
-             "moments its threads idle): " + std::to_string(want) + " threads, " + std::to_string(k.wait_threads) +
-             " of them waiting outside the core budget";
+             "moments its threads idle): " + FormatCount(want, "thread", "threads") + ", " +
+             std::to_string(k.wait_threads) + " of them waiting outside the core budget";
     k.parallelism = want;
   }
 }
@@ -118,10 +118,10 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   for (auto& k : knobs) {
     if (Heavy(k)) {
       k.parallelism = std::max(1, static_cast<int>(std::ceil(k.cores - 1e-6)));
-      k.why = "the plan gives it " + FormatSignificant(k.cores, 3) + " core(s)";
+      k.why = "the plan gives it " + FormatCount(k.cores, "core", "cores", 3);
     } else if (k.active && k.cost > 0) {
       k.parallelism = 1;
-      k.why = "needs " + FormatSignificant(k.cores, 2) + " core(s) at the planned rate: one thread";
+      k.why = "needs " + FormatCount(k.cores, "core", "cores", 2) + " at the planned rate: one thread";
     } else {
       k.parallelism = 1;
       k.why = k.active ? "no measurable CPU cost: one thread"
@@ -479,22 +479,22 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
       // core budget, and the result says so.
       if (plan.read_parallelism && *plan.read_parallelism > p && k.wait_threads == 0) {
         result.io_readers += *plan.read_parallelism - p;
-        why += "; " + std::to_string(*plan.read_parallelism - p) +
-               " more reader(s) for the bandwidth curve (I/O threads, outside the core budget)";
+        why += "; " + FormatCount(*plan.read_parallelism - p, "more reader", "more readers") +
+               " for the bandwidth curve (I/O threads, outside the core budget)";
         p = *plan.read_parallelism;
       }
       const int cycle = k.op->cycle_length(*node);
       if (p > cycle) {
         k.op->set_cycle_length(node, p);
         result.changes.push_back({k.name, "cycle_length", std::to_string(cycle), std::to_string(p),
-                                  "room for " + std::to_string(p) + " files read at once"});
+                                  "room for " + FormatCount(p, "file", "files") + " read at once"});
       }
     }
     result.parallel_cores += Holds(k);
     result.io_readers += k.wait_threads;
     if (p != k.current) {
       if (learned_used.count({k.name, p})) {
-        why += "; at " + std::to_string(p) + " thread(s) it costs what it measured there in an earlier run";
+        why += "; at " + FormatCount(p, "thread", "threads") + " it costs what it measured there in an earlier run";
       }
       result.changes.push_back({k.name, "parallelism", std::to_string(k.current), std::to_string(p), why});
       k.op->set_parallelism(node, p);
@@ -520,8 +520,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
                                          ") but fits on disk, and reading it back beats recomputing it";
       result.changes.push_back({cache.name(), "cache", "", where + " after " + plan.cache_node,
                                 "the output of " + plan.cache_node + " (" + units::FormatBytes(plan.cache_bytes) +
-                                    ") " + fits + "; the " + std::to_string(removed) +
-                                    " node(s) below it do no work after the first epoch"});
+                                    ") " + fits + "; the " + FormatCount(removed, "node", "nodes") + " below it do" +
+                                    (removed == 1 ? "es" : "") + " no work after the first epoch"});
       if (plan.cache_node == root) root = cache.name();
       InsertAbove(&out, plan.cache_node, std::move(cache));
     }
@@ -532,8 +532,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
   // ---- Prefetch at the output --------------------------------------------
   if (options.allow_prefetch) {
     const analysis::NodeModel* root_model = analysis.Find(root);
-    // Clock jitter between the wait and the window can put the share a hair
-    // above 1.
+    // A consumer's wait is counted when its call returns, so one begun
+    // before the window opened can put the share a little above 1.
     const double idle = std::clamp(analysis.consumer_wait_fraction.value_or(0.0), 0.0, 1.0);
     // Proportional to the idleness, as the paper does: double buffering when
     // the consumer never waited, up to 16 batches when it waited always.
@@ -558,7 +558,9 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
     schema::Node* existing = (root == graph.name(graph.output()) && output_op.prefetches) ? out.mutable_nodes(output)
                                                                                           : nullptr;
     const std::string why = (analysis.consumer_wait_fraction
-                                 ? "the consumer waited " + FormatFixed(100 * idle, 0) + "% of the window; "
+                                 ? "the consumer waited " +
+                                       (idle >= 0.995 ? std::string("all") : FormatFixed(100 * idle, 0) + "%") +
+                                       " of the window; "
                                  : std::string("the consumer's waiting is not recorded; double buffering: ")) +
                             std::to_string(buffer) + " batches of " + units::FormatBytes(element_bytes) +
                             " keep it fed";
@@ -631,7 +633,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
     const analysis::NodeModel* m = analysis.Find(stage);
     const int at = graph.Find(stage);
     if (c == nullptr || m == nullptr || m->visit_ratio <= 0 || at < 0) continue;
-    result.notes.push_back(stage + " at " + std::to_string(p) + " thread(s) priced as measured in an earlier run: " +
+    result.notes.push_back(stage + " at " + FormatCount(p, "thread", "threads") +
+                           " priced as measured in an earlier run: " +
                            units::FormatSeconds(c->cpu_seconds_per_element) + " CPU per element (" +
                            units::FormatSeconds(m->cpu_seconds_per_minibatch / m->visit_ratio) + " as traced at " +
                            std::to_string(StageParallelism(graph, at)) + ")");

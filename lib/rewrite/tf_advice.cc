@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <utility>
 
 #include "base/number_format.h"
 #include "base/units.h"
@@ -48,6 +49,12 @@ std::vector<TfAdvice> TfDataAdvice(const analysis::Analysis& analysis, const Rew
     }
     return fallback;
   };
+  auto change_of = [&](const std::string& node, const std::string& what) -> const Change* {
+    for (const auto& c : result.changes) {
+      if (c.node == node && c.what == what) return &c;
+    }
+    return nullptr;
+  };
   for (const auto& c : result.changes) {
     TfAdvice a;
     a.node = c.node;
@@ -69,6 +76,14 @@ std::vector<TfAdvice> TfDataAdvice(const analysis::Analysis& analysis, const Rew
                                            : "set its parallelism to " + p;
       a.before = c.what == "parallelism" ? "num_parallel_calls=" + c.before : "cycle_length=" + c.before;
       if (c.what == "parallelism" && !cycle.empty()) a.before += ", cycle_length=" + std::to_string(op->cycle_length(*node));
+      // Both knobs of an interleave are one call: say each that moves.
+      for (const auto& [what, arg] :
+           {std::pair{"parallelism", "num_parallel_calls"}, std::pair{"cycle_length", "cycle_length"}}) {
+        if (const Change* moved = change_of(c.node, what)) {
+          a.change +=
+              std::string(a.change.empty() ? "" : ", ") + arg + " from " + moved->before + " to " + moved->after;
+        }
+      }
     } else if (c.what == "cache") {
       const auto& plan = result.plan;
       const int at = g.Find(plan.cache_node);
@@ -81,8 +96,9 @@ std::vector<TfAdvice> TfDataAdvice(const analysis::Analysis& analysis, const Rew
     } else if (c.what == "prefetch") {
       a.edit = ".prefetch(" + c.after.substr(c.after.find_last_of(' ') + 1) + ") at the end of the pipeline";
     } else if (c.what == "buffer_size") {
-      a.edit = ".prefetch(" + c.after + ") in place of .prefetch(" + c.before + ")";
+      a.edit = ".prefetch(" + c.after + ")";
       a.before = ".prefetch(" + c.before + ")";
+      a.change = "buffer_size from " + c.before + " to " + c.after;
     } else {
       a.edit = c.what + " " + c.after;
     }
@@ -103,8 +119,7 @@ std::vector<TfAdvice> TfDataAdvice(const analysis::Analysis& analysis, const Rew
                  (memory_known ? "; options.autotune.ram_budget = " + FormatFixed(ram, 0) : std::string()) +
                  "; dataset = dataset.with_options(options)";
   budgets.why = "the values above replace AUTOTUNE where they are set; these keep what autotune still tunes (buffers, "
-                "stages left at AUTOTUNE) within the " + std::to_string(result.plan.cores) +
-                " cores" +
+                "stages left at AUTOTUNE) within the " + FormatCount(result.plan.cores, "core", "cores") +
                 (memory_known ? " and the " + units::FormatBytes(ram) + " of memory planned for (the plan's buffers "
                                 "and cache hold " + units::FormatBytes(result.memory_bytes) + ")"
                               : " planned for; the memory is not recorded, so no ram_budget is advised (give --mem)");

@@ -21,6 +21,9 @@ struct TfAdvice {
   std::string where;    // how to find it in the code ("the ParallelMapV2 read by BatchV2.14")
   std::string edit;     // the call to write, e.g. ".map(f, num_parallel_calls=8)"
   std::string before;   // what it is now ("" when added)
+  // The values it changes, old to new, in words that cannot be read
+  // backwards: "num_parallel_calls from 3 to 8" ("" when added).
+  std::string change;
   std::string why;
   // The model's throughput with this edit and every one before it.
   double predicted_after = 0;

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/number_format.h"
 #include "runtime/calibrate.h"
 #include "runtime/machine_cpu.h"
 #include "runtime/program.h"
@@ -347,7 +348,8 @@ class Session {
   Status TraceError() {
     std::lock_guard<std::mutex> lock(mu_);
     return Status::IOError("writing the trace failed: " + trace_error_.message() + "; " + config_.trace_path +
-                           " keeps the " + std::to_string(snapshots_) + " snapshot(s) written before the failure");
+                           " keeps the " + FormatCount(snapshots_, "snapshot", "snapshots") +
+                           " written before the failure");
   }
 
   Env* env_;

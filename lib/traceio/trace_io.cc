@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/number_format.h"
+
 namespace plumber {
 namespace {
 
@@ -16,7 +18,8 @@ std::string Preamble() {
 
 std::string TornWarning(const std::string& path, uint64_t offset, uint64_t records) {
   return path + ": the trace ends inside a record at offset " + std::to_string(offset) +
-         " (the run was cut short); using the " + std::to_string(records) + " complete record(s) before it";
+         " (the run was cut short); using the " + FormatCount(records, "complete record", "complete records") +
+         " before it";
 }
 
 }  // namespace

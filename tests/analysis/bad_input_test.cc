@@ -73,7 +73,7 @@ TEST_CASE("Snapshots that repeat a time are skipped with a warning", "[analysis]
   RequireFinite(*r);
   CHECK(r->window_seconds == 2);
   CHECK(r->minibatches == 200);
-  CHECK(Mentions(r->warnings, "do not move time forward"));
+  CHECK(Mentions(r->warnings, "1 snapshot does not move time forward and was skipped"));
 }
 
 TEST_CASE("Zero minibatches in the window: refused with a message naming the file and node", "[analysis][bad]") {

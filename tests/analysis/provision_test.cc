@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "analysis/plan.h"
 #include "analysis/provision.h"
+#include "trace_builder.h"
 
 namespace plumber::analysis {
 namespace {
@@ -67,7 +69,7 @@ TEST_CASE("provision: one machine, reachable and not", "[provision]") {
   CHECK_FALSE(unreachable->machine.has_value());
   CHECK(unreachable->unreachable ==
         kCpuTrace + ": target 500 minibatches/s is unreachable: stage 'source' reaches at most 166.7 "
-                    "minibatches/s (1 core(s) x 166.7 per core), and no cache (one that is re-read and fits) "
+                    "minibatches/s (1 core x 166.7 per core), and no cache (one that is re-read and fits) "
                     "removes it");
 }
 
@@ -84,6 +86,57 @@ TEST_CASE("provision: a tf.data service plan, and errors that are not answers", 
 
   auto missing = Provision(Env::Default(), kCpuTrace + ".missing", {}, request);
   CHECK(missing.status().code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("provision: a plan that reads no storage says why, and flags it does not use say so", "[provision]") {
+  ProvisionRequest request;
+  request.target = 30;
+  AnalysisOptions options;
+  options.cores = 16;
+  options.memory_bytes = uint64_t{1} << 30;
+  auto answer = Provision(Env::Default(), kCpuTrace, options, request);
+  REQUIRE(answer.ok());
+  REQUIRE(answer->machine.has_value());
+  // The same plan as without the flags: 30/s x 40 ms of CPU is 1.2 cores.
+  CHECK(answer->machine->machine.cores == 2);
+  CHECK(answer->machine->machine.bandwidth == 0);
+  CHECK(answer->machine->bandwidth_note == "the pipeline reads nothing from storage");
+  REQUIRE(answer->machine->notes.size() == 1);
+  CHECK_THAT(answer->machine->notes[0], Catch::StartsWith("--cores and --mem change nothing here"));
+
+  auto plain = Provision(Env::Default(), kCpuTrace, {}, request);
+  REQUIRE(plain.ok());
+  REQUIRE(plain->machine.has_value());
+  CHECK(plain->machine->notes.empty());
+}
+
+TEST_CASE("provision: storage free in the steady state because a cache replays it is said so", "[provision]") {
+  // src reads 100 kB a record from storage; decode costs 10 ms of CPU a
+  // record and its 320 outputs (320 kB) are re-read by the repeat above it
+  // for 30 epochs: a cache after decode is far cheaper than the cores.
+  testing::TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 320}},
+    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 10000}}]}},
+    {"name": "again", "op": "repeat", "inputs": ["decode"]},
+    {"name": "batch", "op": "batch", "inputs": ["again"], "batch": {"batch_size": 8}}]})",
+                          2);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  const int64_t n = 9600;
+  testing::TraceBuilder::Node(s, "src", {n, n * 8, 1'000'000, n * 100'000, 0});
+  testing::TraceBuilder::Node(s, "decode", {n, n * 1000, n * 10'000'000, 0, n});
+  testing::TraceBuilder::Node(s, "again", {n, n * 1000, 1'000'000, 0, n});
+  testing::TraceBuilder::Node(s, "batch", {n / 8, n * 1000, 1'000'000, 0, n});
+  auto analysis = b.Analyze();
+  REQUIRE(analysis.ok());
+  REQUIRE(analysis->disk_bytes_per_minibatch > 0);
+  auto p = PlanProvisioning(*analysis, 100, lp::ResourcePrices{});
+  REQUIRE(p.ok());
+  REQUIRE(p->cache_node == "decode");
+  CHECK(p->machine.bandwidth < 1);
+  CHECK(p->bandwidth_note ==
+        "the cache after decode replays what is read (800 kB per minibatch), so storage is read in the first epoch "
+        "only");
 }
 
 }  // namespace

@@ -65,6 +65,18 @@ TEST_CASE("an unreachable target names the sequential stage", "[provision]") {
                                           Catch::Contains("at most 20 minibatches/s"));
 }
 
+TEST_CASE("an unreachable target is said without an exponent and with one core singular", "[provision]") {
+  ProvisionProblem p = Chain(false, 0);
+  p.nodes[2].cacheable = false;
+  p.nodes[2].cpu_seconds_per_minibatch = 2e-5;  // read: at most 50k/s on one core
+  p.target = 2e5;
+  auto plan = SolveProvisioning(p);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.status().message(), Catch::StartsWith("target 200k minibatches/s is unreachable: ") &&
+                                          Catch::Contains("stage 'read' reaches at most 50k minibatches/s "
+                                                          "(1 core x 50k per core)"));
+}
+
 TEST_CASE("provisioning refuses a non-positive target", "[provision]") {
   ProvisionProblem p = Chain(false, 0);
   p.target = 0;

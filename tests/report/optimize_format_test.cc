@@ -57,3 +57,18 @@ TEST_CASE("optimize report: the lines around the table say what was written and 
   const std::string kept = report::OptimizeText("p.json", r, 5, "", "traces/");
   CHECK(kept == "optimize: p.json (5 s per run)\n" + table + "nothing written: no run completed\ntraces in traces/\n");
 }
+
+TEST_CASE("optimize report: a prediction error that rounds to none is +0 percent and the run length has no exponent",
+          "[report][optimize]") {
+  optimize::OptimizeResult r = TwoSteps();
+  // 0.4% under the measured rate prints as a whole percent: "-0%" would
+  // read as a loss that is not there.
+  r.steps[1].predicted = 149.4;
+  r.steps[0].predicted = 103;
+  const std::string table = report::StepTable(r);
+  CHECK(table.find("-0%") == std::string::npos);
+  CHECK(table.find(" +0%  ") != std::string::npos);
+  CHECK(table.find(" +3%  ") != std::string::npos);
+  const std::string text = report::OptimizeText("p.json", r, 1e-5, "", "");
+  CHECK(text.rfind("optimize: p.json (10 us per run)\n", 0) == 0);
+}

@@ -59,6 +59,8 @@ TEST_CASE("Rewriting an imported trace gives tf.data edits with their prediction
   CHECK(map->tf_type == "ParallelMapV2");
   CHECK(map->edit == ".map(f, num_parallel_calls=6)");
   CHECK(map->before == "num_parallel_calls=2");
+  // Old and new in words that cannot be read the other way round.
+  CHECK(map->change == "num_parallel_calls from 2 to 6");
   // 6 threads over the map's group: 6 / 65.001 ms.
   CHECK(map->predicted_after == Approx(6 / 0.065001).epsilon(1e-9));
   // Never an edit of the opaque node.

@@ -92,6 +92,15 @@ TEST_CASE("FormatCount says 1 core, 2 cores", "[number_format]") {
   CHECK(FormatCount(2, "core", "cores") == "2 cores");
   CHECK(FormatCount(0, "core", "cores") == "0 cores");
   CHECK(FormatCount(2e4, "core", "cores") == "20k cores");
+  CHECK(FormatCount(6.2431, "core", "cores", 3) == "6.24 cores");
+  CHECK(FormatCount(0.99991, "core", "cores", 3) == "1 core");
+}
+
+TEST_CASE("FormatCount writes a whole count out in full", "[number_format]") {
+  CHECK(FormatCount(12345, "record", "records") == "12345 records");
+  CHECK(FormatCount(size_t{1}, "node", "nodes") == "1 node");
+  CHECK(FormatCount(int64_t{0}, "file", "files") == "0 files");
+  CHECK(FormatCount(-1, "dump", "dumps") == "-1 dumps");
 }
 
 TEST_CASE("FormatPercent and FormatChange", "[number_format]") {
