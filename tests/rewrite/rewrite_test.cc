@@ -421,7 +421,9 @@ TEST_CASE("more cores than a pipeline may use: every knob stops at what validati
   for (const auto& n : r->pipeline.nodes()) {
     if (n.name() == "burn") burn = NodeParallelism(n);
   }
-  CHECK(burn == kMaxParallelism);
+  // At the cap, less the last threads the model says gain under 1% in all.
+  CHECK(burn <= kMaxParallelism);
+  CHECK(burn > kMaxParallelism * 9 / 10);
   CHECK(ValidatePipeline(r->pipeline).empty());
   for (const auto& c : r->changes) {
     if (c.what == "parallelism" || c.what == "cycle_length") CHECK(std::stoll(c.after) <= kMaxParallelism);
