@@ -7,6 +7,7 @@
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
+#include "flag_check.h"
 
 namespace plumber::cli {
 
@@ -16,15 +17,19 @@ void AddAnalysisFlags(CLI::App& app, AnalysisFlags* flags) {
       ->required();
   app.add_option("--window", flags->window,
                  "START:END in seconds since the run began (default: after warm-up to the end); for an imported "
-                 "dump, SECONDS: the time its counters cover");
+                 "dump, SECONDS: the time its counters cover")
+      ->check(Window());
   app.add_option("--cores", flags->cores, "Cores to plan for (default: the cores the run had: the traced machine's, fewer when other processes "
                  "used some)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)");
+      ->check(WholeNumber(1, kMaxCores));
+  app.add_option("--mem", flags->mem, "Memory a cache may use, e.g. 64G (default: the traced machine's available)")
+      ->check(Size());
   app.add_option("--disk-bandwidth", flags->disk_bandwidth,
-                 "Storage bandwidth, e.g. 100MB/s (default: the trace's read throttle)");
+                 "Storage bandwidth, e.g. 100MB/s (default: the trace's read throttle)")
+      ->check(Rate());
   app.add_option("--max-memory", flags->max_memory,
-                 "Most memory reading the trace may take, e.g. 512M (default 4G); larger input is refused");
+                 "Most memory reading the trace may take, e.g. 512M (default 4G); larger input is refused")
+      ->check(Size());
 }
 
 void WarnAbout(const std::string& trace, const std::vector<std::string>& warnings) {

@@ -11,6 +11,7 @@
 
 #include "analysis_options.h"
 #include "base/env.h"
+#include "base/output_path.h"
 #include "command.h"
 #include "report/analysis_format.h"
 #include "report/graph.h"
@@ -33,6 +34,9 @@ std::string Format(const analysis::Analysis& a, const std::string& format) {
 }
 
 int RunAnalyze(const AnalyzeOptions& opt) {
+  if (!opt.output.empty()) {
+    if (Status s = CheckOutputPath(opt.output, {opt.flags.trace}); !s.ok()) return ReportError(s);
+  }
   auto analysis = RunAnalysis(opt.flags, /*solve_programs=*/true);
   if (!analysis.ok()) return ReportError(analysis.status());
   WarnAbout(opt.flags.trace, analysis->warnings);

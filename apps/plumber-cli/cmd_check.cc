@@ -9,6 +9,7 @@
 
 #include "base/env.h"
 #include "command.h"
+#include "flag_check.h"
 #include "report/check.h"
 
 namespace plumber::cli {
@@ -57,15 +58,21 @@ int RunCheck(const CheckFlags& f) {
 Handler SetupCheck(CLI::App& app) {
   auto f = std::make_shared<CheckFlags>();
   app.add_option("TRACE", f->trace, "Trace to check (default: every trace the --config lists)");
-  app.add_option("--min-throughput", f->conditions.min_throughput, "Observed minibatches/s must be at least this, e.g. 25/s");
-  app.add_option("--min-predicted", f->conditions.min_predicted, "Predicted minibatches/s must be at least this");
+  app.add_option("--min-throughput", f->conditions.min_throughput, "Observed minibatches/s must be at least this, e.g. 25/s")
+      ->check(MinibatchRate());
+  app.add_option("--min-predicted", f->conditions.min_predicted, "Predicted minibatches/s must be at least this")
+      ->check(MinibatchRate());
   app.add_option("--min-as-traced", f->conditions.min_as_traced,
-                 "Minibatches/s predicted for the pipeline as configured must be at least this");
+                 "Minibatches/s predicted for the pipeline as configured must be at least this")
+      ->check(MinibatchRate());
   app.add_option("--max-cpu-per-batch", f->conditions.max_cpu_per_batch,
-                 "CPU time per minibatch over all nodes must be at most this, e.g. 40ms");
+                 "CPU time per minibatch over all nodes must be at most this, e.g. 40ms")
+      ->check(Duration());
   app.add_option("--expect-bottleneck", f->conditions.expect_bottleneck, "The bottleneck must be this node");
   app.add_option("--baseline", f->conditions.baseline, "Compare node by node with this trace and fail on regressions");
-  app.add_option("--tolerance", f->conditions.tolerance, "Regression allowed against --baseline, e.g. 10% (default 10%)");
+  app.add_option("--tolerance", f->conditions.tolerance,
+                 "Regression allowed against --baseline: a percentage (10%) or a fraction (0.1); default 10%")
+      ->check(Share());
   app.add_option("--config", f->config, "JSON file of conditions (see plumber-check(1))");
   app.add_option("--format", f->format, "Output: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   return [f] { return RunCheck(*f); };

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/env.h"
+#include "base/output_path.h"
 #include "command.h"
 #include "pipeline/validate.h"
 #include "traceio/pipeline_io.h"
@@ -25,6 +26,7 @@ int RunConvert(const ConvertOptions& opt) {
   Env* env = Env::Default();
   StatusOr<Encoding> encoding = opt.to.empty() ? EncodingForPath(opt.out) : ParseEncodingName(opt.to);
   if (!encoding.ok()) return ReportError(encoding.status());
+  if (Status s = CheckOutputPath(opt.out, {opt.in}); !s.ok()) return ReportError(s);
   auto bytes = ReadFileToString(env, opt.in);
   if (!bytes.ok()) return ReportError(bytes.status());
   if (IsTraceContent(*bytes)) {

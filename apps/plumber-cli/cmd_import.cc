@@ -8,8 +8,10 @@
 #include <iostream>
 
 #include "base/env.h"
+#include "base/output_path.h"
 #include "base/units.h"
 #include "command.h"
+#include "flag_check.h"
 #include "pipeline/op_table.h"
 #include "traceio/import.h"
 #include "traceio/trace_io.h"
@@ -28,6 +30,7 @@ int RunImport(const ImportFlags& f) {
   Env* env = Env::Default();
   StatusOr<Encoding> encoding = f.to.empty() ? EncodingForPath(f.out) : ParseEncodingName(f.to);
   if (!encoding.ok()) return ReportError(encoding.status());
+  if (Status s = CheckOutputPath(f.out, f.files); !s.ok()) return ReportError(s);
   ImportOptions options;
   if (!f.window.empty()) {
     auto seconds = units::ParseSeconds(f.window);
@@ -64,7 +67,8 @@ Handler SetupImport(CLI::App& app) {
   app.add_option("FILE", f->files, "Dumps of one run, in the order they were taken")->required();
   app.add_option("-o,--output", f->out, "Trace to write (.json or .pb)")->required();
   app.add_option("--window", f->window, "Time the counters cover: since the start for one dump, between the first "
-                                        "and last for several (e.g. 30s)");
+                                        "and last for several (e.g. 30s), up to 100 days")
+      ->check(Duration());
   app.add_option("--to", f->to, "Output encoding: json or pb (default: from the output's extension)")
       ->check(CLI::IsMember({"json", "pb"}));
   return [f] { return RunImport(*f); };

@@ -9,8 +9,10 @@
 #include <iostream>
 
 #include "base/env.h"
+#include "base/output_path.h"
 #include "base/units.h"
 #include "command.h"
+#include "flag_check.h"
 #include "loop_ui.h"
 #include "optimize/optimize_loop.h"
 #include "report/optimize_format.h"
@@ -70,6 +72,8 @@ int RunOptimize(const OptimizeFlags& f) {
   const std::string output = f.output.empty() ? optimize::DefaultOutputPath(f.pipeline) : f.output;
   auto encoding = EncodingForPath(output);
   if (!encoding.ok()) return ReportError(encoding.status());
+  // Before the first run: a result that cannot be written is lost.
+  if (Status s = CheckOutputPath(output, {f.pipeline}); !s.ok()) return ReportError(s);
   auto pipeline = LoadProgram(env, f.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
   if (!optimize::SameDirectory(output, f.pipeline)) {
@@ -114,12 +118,12 @@ Handler SetupOptimize(CLI::App& app) {
   app.add_option("--cores", f->cores,
                  "Cores to plan for (default: the cores each run had: this machine's, fewer when other processes "
                  "used some)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--mem", f->mem, "Memory a cache may use, e.g. 8G (default: this machine's available)");
-  app.add_option("--disk-bandwidth", f->disk_bandwidth, "Storage bandwidth to plan for, e.g. 100MB/s");
-  app.add_option("--seconds", f->seconds, "Length of each traced run (default 5s)");
+      ->check(WholeNumber(1, kMaxCores));
+  app.add_option("--mem", f->mem, "Memory a cache may use, e.g. 8G (default: this machine's available)")->check(Size());
+  app.add_option("--disk-bandwidth", f->disk_bandwidth, "Storage bandwidth to plan for, e.g. 100MB/s")->check(Rate());
+  app.add_option("--seconds", f->seconds, "Length of each traced run (default 5s)")->check(Duration());
   app.add_option("--max-steps", f->max_steps, "Runs at most, the first included (default 5)")
-      ->check(CLI::Range(1, 100));
+      ->check(WholeNumber(1, 100));
   app.add_option("--keep-traces", f->keep_traces, "Keep each step's trace and pipeline in this directory");
   AddStorageFlags(app, &f->storage, "of every run, e.g. 100MB/s");
   app.add_option("--format", f->format, "Step table: text (default) or json")->check(CLI::IsMember({"text", "json"}));

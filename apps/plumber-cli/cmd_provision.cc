@@ -17,6 +17,7 @@
 #include "base/env.h"
 #include "base/units.h"
 #include "command.h"
+#include "flag_check.h"
 #include "report/check.h"
 #include "report/provision_format.h"
 #include "report/service_format.h"
@@ -113,16 +114,21 @@ int RunProvision(const ProvisionFlags& f) {
 Handler SetupProvision(CLI::App& app) {
   auto f = std::make_shared<ProvisionFlags>();
   AddAnalysisFlags(app, &f->analysis);
-  app.add_option("--target-rate", f->target_text, "Minibatches per second to reach, e.g. 200 or 200/s")->required();
+  app.add_option("--target-rate", f->target_text, "Minibatches per second to reach, e.g. 200 or 200/s")
+      ->required()
+      ->check(MinibatchRate());
   app.add_option("--cost", f->cost, "Prices per hour: cpu=PER_CORE,mem=PER_GB,bw=PER_100MB/s");
   app.add_option("--format", f->format, "Output: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--workers", f->workers,
                "Plan a tf.data service deployment (workers, sharding, where distribute goes) instead of one machine");
   f->worker_cores_flag =
-      app.add_option("--worker-cores", f->worker_cores, "Cores of each worker (default: the traced machine's)");
-  app.add_option("--worker-mem", f->worker_mem, "Memory of each worker, e.g. 64G (default: the traced machine's)");
+      app.add_option("--worker-cores", f->worker_cores, "Cores of each worker (default: the traced machine's)")
+          ->check(WholeNumber(1, kMaxCores));
+  app.add_option("--worker-mem", f->worker_mem, "Memory of each worker, e.g. 64G (default: the traced machine's)")
+      ->check(Size());
   app.add_option("--worker-network", f->worker_network,
-                 "Bytes/s each worker can send to the trainer, e.g. 10Gb/s or 1.25GB/s (default: no limit)");
+                 "Bytes/s each worker can send to the trainer, e.g. 10Gb/s or 1.25GB/s (default: no limit)")
+      ->check(Rate());
   return [f] { return RunProvision(*f); };
 }
 

@@ -5,6 +5,7 @@
 
 #include "analysis_options.h"
 #include "command.h"
+#include "flag_check.h"
 #include "report/analysis_format.h"
 
 namespace plumber::cli {
@@ -30,7 +31,7 @@ int RunRank(const RankOptions& opt) {
 Handler SetupRank(CLI::App& app) {
   auto opt = std::make_shared<RankOptions>();
   AddAnalysisFlags(app, &opt->flags);
-  app.add_option("--top", opt->top, "Show only the K slowest nodes")->check(CLI::PositiveNumber);
+  app.add_option("--top", opt->top, "Show only the K slowest nodes")->check(WholeNumber(1, 1000000));
   app.add_option("--format", opt->format, "Output: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   return [opt] { return RunRank(*opt); };
 }

@@ -10,6 +10,7 @@
 #include "analysis/analyze.h"
 #include "analysis_options.h"
 #include "base/env.h"
+#include "base/output_path.h"
 #include "command.h"
 #include "report/rewrite_format.h"
 #include "rewrite/cache_placement.h"
@@ -34,6 +35,9 @@ int RunRewrite(const RewriteFlags& f) {
   StatusOr<Encoding> encoding = Encoding::kJson;
   if (!f.output.empty()) encoding = EncodingForPath(f.output);
   if (!encoding.ok()) return ReportError(encoding.status());
+  if (!f.output.empty()) {
+    if (Status s = CheckOutputPath(f.output, {f.analysis.trace}); !s.ok()) return ReportError(s);
+  }
   auto opt = MakeAnalysisOptions(f.analysis, /*solve_programs=*/true);
   if (!opt.ok()) return ReportError(opt.status());
   opt->plan.allow_cache = !f.no_cache;

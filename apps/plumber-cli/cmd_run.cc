@@ -6,8 +6,10 @@
 #include <iostream>
 
 #include "base/env.h"
+#include "base/output_path.h"
 #include "base/units.h"
 #include "command.h"
+#include "flag_check.h"
 #include "loop_ui.h"
 #include "report/run_format.h"
 #include "runtime/calibrate.h"
@@ -62,6 +64,9 @@ int RunRun(const RunOptions& opt) {
   if (opt.no_trace && !opt.trace.empty()) {
     return ReportError(Status::InvalidArgument("--no-trace and --trace contradict each other"));
   }
+  if (!opt.trace.empty()) {
+    if (Status s = CheckOutputPath(opt.trace, {opt.pipeline}); !s.ok()) return ReportError(s.WithContext("--trace"));
+  }
   config.seconds = *seconds;
   config.batches = opt.batches;
   config.warmup_seconds = *warmup;
@@ -115,16 +120,22 @@ Handler SetupRun(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   app.add_option("PIPELINE", opt->pipeline, "Pipeline definition (JSON or binary)")->required();
   app.add_option("--trace", opt->trace, "Write the trace to this file");
-  app.add_option("--seconds", opt->seconds, "Stop after this long, e.g. 30s or 2m (default: end of data)");
-  app.add_option("--batches", opt->batches, "Stop after this many batches");
-  app.add_option("--warmup", opt->warmup, "Warm-up the analysis and the throughput skip (default 0)");
-  app.add_option("--snapshot-every", opt->snapshot_every, "Snapshot period (default 1s)");
+  app.add_option("--seconds", opt->seconds,
+                 "Stop after this long, e.g. 30s or 2m, up to 100 days (default: end of data)")
+      ->check(Duration());
+  app.add_option("--batches", opt->batches, "Stop after this many batches, 1 or more (default: end of data)")
+      ->check(WholeNumber(1, kMaxBatches));
+  app.add_option("--warmup", opt->warmup, "Warm-up the analysis and the throughput skip (default 0)")
+      ->check(Duration(/*zero_ok=*/true));
+  app.add_option("--snapshot-every", opt->snapshot_every, "Snapshot period (default 1s)")->check(Duration());
   AddStorageFlags(app, &opt->storage, "to this rate, e.g. 100MB/s");
-  app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step");
+  app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step")
+      ->check(Duration(/*zero_ok=*/true));
   app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
   app.add_flag("--calibrate-source", opt->calibrate,
                "First measure the source's bandwidth at read parallelism 1..16 and store the curve in the trace");
-  app.add_option("--calibrate-seconds", opt->calibrate_seconds, "Time per calibration point (default 1s)");
+  app.add_option("--calibrate-seconds", opt->calibrate_seconds, "Time per calibration point (default 1s)")
+      ->check(Duration());
   app.add_option("--format", opt->format, "Summary: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   return [opt] { return RunRun(*opt); };
 }

@@ -7,9 +7,13 @@
 
 namespace plumber::cli {
 
+std::string VersionLine() {
+  return "plumber " + std::string(kPlumberVersion) + " (trace format " + std::to_string(kTraceFormatVersion) + ")";
+}
+
 Handler SetupVersion(CLI::App&) {
   return [] {
-    std::cout << "plumber " << kPlumberVersion << " (trace format " << kTraceFormatVersion << ")\n";
+    std::cout << VersionLine() << "\n";
     return kExitOk;
   };
 }

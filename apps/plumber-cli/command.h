@@ -26,6 +26,10 @@ struct Command {
 
 std::span<const Command> Commands();
 
+// "plumber 1.2.0 (trace format 1)": what both `plumber version` and
+// `plumber --version` print.
+std::string VersionLine();
+
 // Exit codes, as the manual states them.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;

@@ -85,13 +85,16 @@ int Main(int argc, char** argv) {
                "See 'man plumber' or docs/ for the manual.",
                "plumber"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(kPlumberVersion));
+  app.set_version_flag("--version", VersionLine());
   int verbosity = 0;
   app.add_flag("-v,--verbose", verbosity, "More log output (repeat for more)");
   app.add_flag("-q,--quiet", g_quiet, "Only errors on stderr");
   std::vector<std::pair<CLI::App*, Handler>> handlers;
   for (const auto& c : Commands()) {
     CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.help));
+    // -q and -v after the subcommand too ("plumber run p.json -q"): an
+    // option a subcommand does not know falls through to these.
+    sub->fallthrough();
     handlers.emplace_back(sub, c.setup(*sub));
   }
   try {

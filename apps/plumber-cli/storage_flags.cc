@@ -2,12 +2,14 @@
 #include "storage_flags.h"
 
 #include "base/units.h"
+#include "flag_check.h"
 
 namespace plumber::cli {
 
 void AddStorageFlags(CLI::App& app, StorageFlags* flags, const std::string& whose_reads) {
-  app.add_option("--read-bandwidth", flags->read_bandwidth, "Throttle all file reads " + whose_reads);
-  app.add_option("--read-latency", flags->read_latency, "Add this latency to every read request, e.g. 5ms");
+  app.add_option("--read-bandwidth", flags->read_bandwidth, "Throttle all file reads " + whose_reads)->check(Rate());
+  app.add_option("--read-latency", flags->read_latency, "Add this latency to every read request, e.g. 5ms")
+      ->check(Duration(/*zero_ok=*/true));
 }
 
 Status ParseStorageFlags(const StorageFlags& flags, runtime::StorageOptions* storage) {

@@ -306,6 +306,19 @@ ScopedTempDir::~ScopedTempDir() {
   }
 }
 
+static Status AsWriteError(const Status& s, const std::string& tmp, const std::string& path) {
+  if (s.ok()) return s;
+  // The user named `path`, not the temporary beside it, and a write that
+  // fails (a read-only file system as much as a full disk) is the target
+  // the user chose: it exits 2 like every other failed write.
+  std::string msg = s.message();
+  for (size_t at = msg.find(tmp); at != std::string::npos; at = msg.find(tmp, at + path.size())) {
+    msg.replace(at, tmp.size(), path);
+  }
+  if (s.IsBadInput()) return s.code() == Status::Code::kNotFound ? Status::NotFound(msg) : Status::InvalidArgument(msg);
+  return Status::FailedPrecondition(msg);
+}
+
 Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   Status s;
@@ -318,7 +331,7 @@ Status WriteFileAtomically(Env* env, const std::string& path, std::string_view c
   }
   if (s.ok()) s = env->RenameFile(tmp, path);
   if (!s.ok()) (void)env->RemoveFile(tmp);
-  return s;
+  return AsWriteError(s, tmp, path);
 }
 
 }  // namespace plumber

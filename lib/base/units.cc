@@ -145,8 +145,11 @@ StatusOr<double> ParseFraction(std::string_view text) {
                                    "' for a share (expected % or a fraction such as 0.1)");
   }
   if (s.number > 1) {
-    return Status::InvalidArgument("'" + std::string(text) + "' is not a fraction between 0 and 1 (for a percentage write '" +
-                                   std::string(text) + "%')");
+    // A bare number above 1 is a percentage without its sign or a
+    // multiple: the message offers both readings, as percentages.
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a fraction from 0 to 1: write a percentage ('" +
+                                   std::string(text) + "%', or '" + FormatSignificant(s.number * 100, 6) + "%' for " +
+                                   std::string(text) + " times) or a fraction such as 0.1");
   }
   return s.number;
 }

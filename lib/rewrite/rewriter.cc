@@ -14,6 +14,7 @@
 #include "base/units.h"
 #include "analysis/thread_groups.h"
 #include "pipeline/op_table.h"
+#include "pipeline/param_check.h"
 #include "pipeline/validate.h"
 
 namespace plumber::rewrite {
@@ -117,7 +118,7 @@ int Holds(const Knob& k) {
 void AssignParallelism(std::vector<Knob>& knobs, int budget) {
   for (auto& k : knobs) {
     if (Heavy(k)) {
-      k.parallelism = std::max(1, static_cast<int>(std::ceil(k.cores - 1e-6)));
+      k.parallelism = static_cast<int>(std::clamp(std::ceil(k.cores - 1e-6), 1.0, k.max_threads));
       k.why = "the plan gives it " + FormatCount(k.cores, "core", "cores", 3);
     } else if (k.active && k.cost > 0) {
       k.parallelism = 1;
@@ -148,7 +149,7 @@ void AssignParallelism(std::vector<Knob>& knobs, int budget) {
     const int spare = budget - used();
     Knob* slowest = nullptr;
     for (auto& k : knobs) {
-      if (!k.active || k.cost <= 0) continue;
+      if (!k.active || k.cost <= 0 || k.parallelism + 1 > k.max_threads) continue;
       const int cost = Holds(k) == 0 ? 2 : 1;  // a single-threaded stage starts holding both its threads
       if (cost > spare) continue;
       if (!slowest || k.Capacity(k.parallelism) < slowest->Capacity(slowest->parallelism)) slowest = &k;
@@ -443,6 +444,11 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
     k.cores += stage.cores;
     k.max_threads = std::min(k.max_threads, stage.max_threads);
   }
+  // What validation accepts bounds every knob, so that a budget of more
+  // cores than any pipeline may use (--cores 10000) neither emits a
+  // pipeline its own check refuses nor hands out spare cores one by one
+  // for as long as the budget lasts.
+  for (auto& k : knobs) k.max_threads = std::min(k.max_threads, static_cast<double>(kMaxParallelism));
   AssignParallelism(knobs, analysis.cores);
   AddWaitThreads(knobs, plan.unbounded ? 0.0 : plan.throughput);
 
@@ -477,11 +483,13 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
       // Latency-bound storage wants more files in flight than CPU needs
       // threads: the extra readers wait on I/O, so they sit outside the
       // core budget, and the result says so.
-      if (plan.read_parallelism && *plan.read_parallelism > p && k.wait_threads == 0) {
-        result.io_readers += *plan.read_parallelism - p;
-        why += "; " + FormatCount(*plan.read_parallelism - p, "more reader", "more readers") +
+      const int readers =
+          plan.read_parallelism ? static_cast<int>(std::min<int64_t>(*plan.read_parallelism, kMaxParallelism)) : 0;
+      if (readers > p && k.wait_threads == 0) {
+        result.io_readers += readers - p;
+        why += "; " + FormatCount(readers - p, "more reader", "more readers") +
                " for the bandwidth curve (I/O threads, outside the core budget)";
-        p = *plan.read_parallelism;
+        p = readers;
       }
       const int cycle = k.op->cycle_length(*node);
       if (p > cycle) {

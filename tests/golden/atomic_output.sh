@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A write that fails half-way (here: the file-size limit, as a full disk
 # would) leaves the old output as it was and no temporary beside it, for
-# every subcommand that writes a file: convert, rewrite, analyze -o.
+# every subcommand that writes a file: convert, rewrite, analyze -o. The
+# error names the file the user gave and exits 2, as every failed write does.
 set -u
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -15,7 +16,8 @@ check() {  # NAME OUTPUT-FILE COMMAND...
   echo "the old $name" >"$out"
   limited "$@"
   local rc=$?
-  if [ "$rc" = 0 ]; then echo "FAIL $name: exit 0 although the write could not finish"; fail=1; fi
+  if [ "$rc" != 2 ]; then echo "FAIL $name: exit $rc although the write could not finish (want 2)"; fail=1; fi
+  if grep -q '\.tmp\.' "$tmp/err"; then echo "FAIL $name: the error names the temporary, not the file:"; cat "$tmp/err"; fail=1; fi
   if [ "$(cat "$out")" != "the old $name" ]; then echo "FAIL $name: the old file was changed"; fail=1; fi
   if ls "$out".* >/dev/null 2>&1 || ls "$(dirname "$out")"/.*tmp* >/dev/null 2>&1; then
     echo "FAIL $name: a temporary was left: $(ls -a "$(dirname "$out")")"; fail=1

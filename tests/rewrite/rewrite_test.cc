@@ -399,3 +399,33 @@ TEST_CASE("the rewrite applies the analysis' plan and refuses an analysis withou
   REQUIRE(cached.ok());
   CHECK_FALSE(cached->plan.cache_node.empty());
 }
+
+TEST_CASE("more cores than a pipeline may use: every knob stops at what validation accepts", "[rewrite][budget]") {
+  // burn takes 1 s of CPU an element and its neighbours almost nothing, so
+  // the plan on 100,000 cores wants tens of thousands of burn threads.
+  // Validation takes at most kMaxParallelism; before the cap the rewrite
+  // emitted a pipeline its own check refused, and handed out the spare
+  // cores one by one, in time that grew with the budget.
+  const int cores = 100'000;
+  TraceBuilder b(CpuPipeline(false), cores);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  TraceBuilder::Node(s, "src", {3200, 3200 * 8, 1'000'000, 0, 0});
+  TraceBuilder::Node(s, "burn", {3200, 3200 * 8, int64_t{3200} * 1'000'000'000, 0, 3200});
+  TraceBuilder::Node(s, "batch", {100, 100 * 256, 1'000'000, 0, 3200});
+  analysis::AnalysisOptions opt;
+  opt.cores = cores;
+  auto r = RewriteOf(b, opt);
+  REQUIRE(r.ok());
+  int burn = 0;
+  for (const auto& n : r->pipeline.nodes()) {
+    if (n.name() == "burn") burn = NodeParallelism(n);
+  }
+  // At the cap, less the last threads the model says gain under 1% in all.
+  CHECK(burn <= kMaxParallelism);
+  CHECK(burn > kMaxParallelism * 9 / 10);
+  CHECK(ValidatePipeline(r->pipeline).empty());
+  for (const auto& c : r->changes) {
+    if (c.what == "parallelism" || c.what == "cycle_length") CHECK(std::stoll(c.after) <= kMaxParallelism);
+  }
+}

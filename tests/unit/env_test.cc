@@ -40,6 +40,11 @@ TEST_CASE("a failed atomic write leaves the old file and no temporary", "[env]")
   REQUIRE_FALSE(s.ok());
   CHECK(full.failures() > 0);
   CHECK(s.message().find("No space left") != std::string::npos);
+  // The message names the file the user asked for, not the temporary, and
+  // a failed write is the user's target: exit 2.
+  CHECK(s.message().rfind(path + ": ", 0) == 0);
+  CHECK(s.message().find(".tmp.") == std::string::npos);
+  CHECK(s.IsBadInput());
   CHECK(*ReadFileToString(Env::Default(), path) == "old contents");
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
 }
