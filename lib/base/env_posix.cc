@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -306,19 +307,71 @@ ScopedTempDir::~ScopedTempDir() {
   }
 }
 
-Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  Status s;
-  {
-    auto file = env->NewWritableFile(tmp);
-    if (!file.ok()) return file.status();
-    s = (*file)->Append(contents);
-    if (s.ok()) s = (*file)->Sync();
-    if (s.ok()) s = (*file)->Close();
+StatusOr<AtomicFile> AtomicFile::Create(Env* env, const std::string& path) {
+  static std::atomic<uint64_t> serial{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial.fetch_add(1));
+  PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(tmp));
+  return AtomicFile(env, path, std::move(tmp), std::move(file));
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : env_(other.env_), path_(std::move(other.path_)), tmp_(std::move(other.tmp_)), file_(std::move(other.file_)) {
+  other.tmp_.clear();
+}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
+  if (this != &other) {
+    Abandon();
+    env_ = other.env_;
+    path_ = std::move(other.path_);
+    tmp_ = std::move(other.tmp_);
+    file_ = std::move(other.file_);
+    other.tmp_.clear();
   }
-  if (s.ok()) s = env->RenameFile(tmp, path);
-  if (!s.ok()) (void)env->RemoveFile(tmp);
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { Abandon(); }
+
+void AtomicFile::Abandon() {
+  if (file_) (void)file_->Close();
+  file_.reset();
+  if (!tmp_.empty()) (void)env_->RemoveFile(tmp_);
+  tmp_.clear();
+}
+
+Status AtomicFile::Publish() {
+  if (tmp_.empty()) return Status::OK();
+  Status s = env_->RenameFile(tmp_, path_);
+  if (!s.ok()) {
+    Abandon();
+    return s;
+  }
+  tmp_.clear();
   return s;
+}
+
+Status AtomicFile::Close() {
+  if (!file_) return Status::OK();
+  Status s = file_->Close();
+  file_.reset();
+  return s;
+}
+
+Status AtomicFile::Commit() {
+  if (!file_) return Status::FailedPrecondition(path_ + ": commit of a file already closed");
+  Status s = file_->Sync();
+  if (s.ok()) s = file_->Close();
+  file_.reset();
+  if (s.ok()) return Publish();
+  Abandon();
+  return s;
+}
+
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
+  PLUMBER_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::Create(env, path));
+  PLUMBER_RETURN_IF_ERROR(out.file()->Append(contents));
+  return out.Commit();
 }
 
 }  // namespace plumber
