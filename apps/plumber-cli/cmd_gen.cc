@@ -1,11 +1,14 @@
 // plumber gen images|text OUTDIR: writes test data for pipelines: TFRecord
 // shards of tf.train.Example with JPEG images and labels, or text files.
+// SIGINT/SIGTERM stop it between records, as they stop `plumber run`: the
+// file being written is removed, the files already written stay.
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "base/env.h"
 #include "command.h"
+#include "loop_ui.h"
 #include "runtime/datagen.h"
 
 namespace plumber::cli {
@@ -24,11 +27,13 @@ int RunGen(const GenOptions& opt) {
   Env* env = Env::Default();
   if (Status s = env->CreateDirectories(opt.outdir); !s.ok()) return ReportError(s);
   StatusOr<std::vector<std::string>> written = Status::Internal("unset");
+  const std::atomic<bool>* stop = InstallRunStopHandler();
   if (opt.kind == "images") {
     runtime::ImageGenOptions g;
     g.files = opt.files;
     g.records_per_file = opt.records;
     g.seed = opt.seed;
+    g.stop = stop;
     if (std::sscanf(opt.image_size.c_str(), "%dx%d", &g.width, &g.height) != 2 || g.width < 1 || g.height < 1) {
       return ReportError(Status::InvalidArgument("--image-size: expected WIDTHxHEIGHT, e.g. 256x256, got '" +
                                                  opt.image_size + "'"));
@@ -39,6 +44,7 @@ int RunGen(const GenOptions& opt) {
     g.files = opt.files;
     g.lines_per_file = opt.records;
     g.seed = opt.seed;
+    g.stop = stop;
     written = runtime::GenerateText(env, opt.outdir, g);
   }
   if (!written.ok()) return ReportError(written.status());
@@ -48,6 +54,10 @@ int RunGen(const GenOptions& opt) {
     if (size.ok()) total += *size;
   }
   std::cout << fmt::format("wrote {} {} file(s) to {} ({} bytes)\n", written->size(), opt.kind, opt.outdir, total);
+  if (written->size() < static_cast<size_t>(opt.files)) {
+    Warn(fmt::format("interrupted after {} of {} file(s); the file being written was removed", written->size(),
+                     opt.files));
+  }
   return kExitOk;
 }
 
