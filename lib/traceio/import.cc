@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "traceio/format.h"
 #include "traceio/import_time.h"
+#include "pipeline/validate.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/pipeline_snapshot_import.h"
 #include "traceio/tf_model_import.h"
@@ -124,7 +125,7 @@ std::optional<size_t> ProtobufCutAt(std::string_view bytes) {
 // down from one dump to the next, the dumps were given out of order, and
 // every rate computed from them would be negative or wrong.
 Status CheckDumpOrder(const std::vector<ImportInput>& inputs, const schema::Trace& trace) {
-  const std::string& output = trace.header().program().output();
+  const std::string output = OutputNodeName(trace.header().program());
   std::vector<int64_t> produced;
   for (const auto& snap : trace.snapshots()) {
     for (const auto& node : snap.nodes()) {

@@ -17,7 +17,7 @@ void AddUnmeasurable(const schema::Trace& trace, std::vector<Problem>* problems)
     problems->push_back({"", "", "the trace has no snapshots: nothing ran long enough to measure"});
     return;
   }
-  const std::string& output = trace.header().program().output();
+  const std::string output = OutputNodeName(trace.header().program());
   for (const auto& snap : trace.snapshots()) {
     for (const auto& node : snap.nodes()) {
       if (node.name() == output && node.elements_produced() > 0) return;
