@@ -101,7 +101,7 @@ TEST_CASE("an exception thrown mid-write removes the atomic file's temporary", "
   CHECK(FilesIn(dir) == 0);
 }
 
-TEST_CASE("a committed atomic file replaces the old one; publishing early keeps appends", "[env]") {
+TEST_CASE("a committed atomic file replaces the old one and publishing early keeps appends", "[env]") {
   const fs::path dir = TempDir() / "committed";
   fs::remove_all(dir);
   fs::create_directories(dir);
