@@ -10,6 +10,7 @@
 #include "base/output_path.h"
 #include "command.h"
 #include "pipeline/validate.h"
+#include "traceio/import.h"
 #include "traceio/pipeline_io.h"
 #include "traceio/trace_io.h"
 
@@ -39,6 +40,7 @@ int RunConvert(const ConvertOptions& opt) {
     spdlog::debug("wrote trace {} ({} snapshots)", opt.out, trace->snapshots_size());
     return kExitOk;
   }
+  if (Status s = RefuseDump(opt.in, *bytes); !s.ok()) return ReportError(s);
   auto pipeline = ParsePipeline(*bytes, opt.in);
   if (!pipeline.ok()) return ReportError(pipeline.status());
   auto problems = ValidatePipeline(*pipeline);

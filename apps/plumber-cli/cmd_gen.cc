@@ -1,5 +1,7 @@
 // plumber gen images|text OUTDIR: writes test data for pipelines: TFRecord
 // shards of tf.train.Example with JPEG images and labels, or text files.
+// SIGINT/SIGTERM stop it between records, as they stop `plumber run`: the
+// file being written is removed, the files already written stay.
 #include <charconv>
 #include <iostream>
 #include <limits>
@@ -9,6 +11,7 @@
 #include "base/env.h"
 #include "command.h"
 #include "flag_check.h"
+#include "loop_ui.h"
 #include "runtime/datagen.h"
 
 namespace plumber::cli {
@@ -61,6 +64,7 @@ int RunGen(const GenOptions& opt) {
   }
   if (Status s = env->CreateDirectories(opt.outdir); !s.ok()) return ReportError(s);
   StatusOr<std::vector<std::string>> written = Status::Internal("unset");
+  const std::atomic<bool>* stop = InstallRunStopHandler();
   if (opt.kind == "images") {
     runtime::ImageGenOptions g;
     g.files = opt.files;
@@ -68,12 +72,14 @@ int RunGen(const GenOptions& opt) {
     g.seed = opt.seed;
     g.width = width;
     g.height = height;
+    g.stop = stop;
     written = runtime::GenerateImages(env, opt.outdir, g);
   } else {
     runtime::TextGenOptions g;
     g.files = opt.files;
     g.lines_per_file = opt.records;
     g.seed = opt.seed;
+    g.stop = stop;
     written = runtime::GenerateText(env, opt.outdir, g);
   }
   if (!written.ok()) return ReportError(written.status());
@@ -83,6 +89,10 @@ int RunGen(const GenOptions& opt) {
     if (size.ok()) total += *size;
   }
   std::cout << fmt::format("wrote {} {} file(s) to {} ({} bytes)\n", written->size(), opt.kind, opt.outdir, total);
+  if (written->size() < static_cast<size_t>(opt.files)) {
+    Warn(fmt::format("interrupted after {} of {} file(s); the file being written was removed", written->size(),
+                     opt.files));
+  }
   return kExitOk;
 }
 

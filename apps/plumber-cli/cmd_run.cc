@@ -108,8 +108,9 @@ int RunRun(const RunOptions& opt) {
   ClearRunProgress();
   if (!result.ok()) return ReportError(result.status());
   const auto& r = *result;
-  report::RunSummary summary{opt.pipeline, opt.trace, config.warmup_seconds, r};
+  report::RunSummary summary{opt.pipeline, r.trace_discarded ? "" : opt.trace, config.warmup_seconds, r};
   std::cout << (opt.format == "json" ? report::FormatRunJson(summary) : report::FormatRunText(summary));
+  if (r.trace_discarded) Warn("the run produced no minibatch; " + opt.trace + " was left as it was");
   if (r.end_status == "error") return ReportError(r.error);
   return kExitOk;
 }

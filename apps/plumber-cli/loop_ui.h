@@ -23,8 +23,8 @@ std::function<void(const optimize::Progress&)> LoopProgress();
 void ClearLoopProgress();
 
 // Installs SIGINT/SIGTERM handlers that set the returned flag, for `plumber
-// run`: every signal asks the run to stop cleanly (final snapshot, an
-// "interrupted" end record).
+// run` and `plumber gen`: every signal asks the run to stop cleanly (final
+// snapshot, an "interrupted" end record) or gen to stop between records.
 const std::atomic<bool>* InstallRunStopHandler();
 
 // `plumber run`'s progress callback, or an empty function when stderr

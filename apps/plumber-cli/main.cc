@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "command.h"
@@ -146,6 +147,12 @@ int main(int argc, char** argv) {
   plumber::runtime::KeepFreedMemoryForReuse();
   try {
     return plumber::cli::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Too large a request from the input (a size, a count) rather than a
+    // defect: say so, exit as for bad input. Temporary files are removed
+    // by their guards as the stack unwinds.
+    std::cerr << "plumber: error: out of memory: the input or its flags ask for more memory than could be allocated\n";
+    return plumber::cli::kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "plumber: error: internal error: " << e.what() << "\n";
     return plumber::cli::kExitFailure;

@@ -53,7 +53,7 @@ Status Modeler::Window() {
   r_.window_start_seconds = static_cast<double>(start_ns) * 1e-9;
   r_.window_end_seconds = static_cast<double>(w.end.wall_ns()) * 1e-9;
   r_.window_seconds = static_cast<double>(w.end.wall_ns() - start_ns) * 1e-9;
-  r_.snapshots = w.snapshots_seen;
+  r_.snapshots = w.snapshots_in_window;
   const std::string& source = t_.source;
   if (r_.window_seconds <= 0) {
     return Status::InvalidArgument(source + ": zero elapsed time in the window; nothing to measure");
@@ -564,8 +564,11 @@ StatusOr<Analysis> Modeler::Run() {
   r_.source = t_.source;
   r_.warnings = std::move(t_.window.warnings);
   if (t_.window.single_snapshot && !t_.header.has_imported()) {
-    r_.warnings.push_back(
-        "the trace has a single snapshot; the window starts at the beginning of the run and includes warm-up");
+    const int seen = t_.window.snapshots_seen;
+    r_.warnings.push_back((seen > 1 ? "the window holds a single snapshot (of " + std::to_string(seen) +
+                                          " in the trace)"
+                                    : std::string("the trace has a single snapshot")) +
+                          "; the window starts at the beginning of the run and includes warm-up");
   }
   PLUMBER_RETURN_IF_ERROR(Window());
   Machine();

@@ -350,6 +350,15 @@ StatusOr<ServicePlan> PlanServiceForTrace(const LoadedTrace& trace, const Analys
         ": the trace does not record its machine's cores, so the size of a worker is unknown: give --worker-cores "
         "(and --cores for the machine one trainer would have)");
   }
+  // Likewise memory: a worker of "0 B" would be an invented figure.
+  const auto& m = trace.header.machine();
+  if (m.memory_bytes() <= 0 && m.available_memory_bytes() <= 0 && !options.memory_bytes &&
+      !request.worker_memory_bytes) {
+    return Status::InvalidArgument(
+        trace.source +
+        ": the trace does not record its machine's memory, so the size of a worker is unknown: give --worker-mem "
+        "(and --mem for the machine one trainer would have)");
+  }
   AnalysisOptions machine_options = options;
   machine_options.solve_programs = false;  // the plans below are all it needs
   PLUMBER_ASSIGN_OR_RETURN(Analysis machine, Analyze(trace, machine_options));

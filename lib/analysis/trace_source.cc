@@ -110,7 +110,7 @@ StatusOr<LoadedTrace> LoadTraceFile(Env* env, const std::string& path, const Win
       return LoadTrace(trace, rest, path);
     }
     if (!IsTraceContent(bytes)) {
-      return Status::InvalidArgument(path + ": this is a pipeline definition, not a trace (plumber run makes a trace)");
+      return NotATraceOrDump(path, bytes);
     }
     PLUMBER_ASSIGN_OR_RETURN(schema::Trace trace, ParseTrace(bytes, path, &report));
     PLUMBER_RETURN_IF_ERROR(CheckModelFits(trace.header(), budget, path));

@@ -173,6 +173,7 @@ void WindowSelector::Add(schema::Snapshot* snapshot) {
     before_start_->Swap(snapshot);
     return;
   }
+  ++in_window_;
   if (!start_) start_ = *snapshot;
   if (!end_) end_.emplace();
   end_->Swap(snapshot);
@@ -205,6 +206,7 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
                         " is over; the window starts at the beginning of the run and includes warm-up");
     end_ = std::move(before_start_);
     before_start_.reset();
+    in_window_ = 1;
   } else if (start_ && start_->wall_ns() == end_->wall_ns()) {
     if (explicit_start) {
       return Status::InvalidArgument("the requested window holds a single snapshot (at " + Seconds(end_->wall_ns()) +
@@ -214,6 +216,7 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
       warnings_.push_back("only one snapshot after the warm-up; the window starts at " +
                           Seconds(before_start_->wall_ns()) + ", inside the warm-up");
       start_ = std::move(before_start_);
+      ++in_window_;
     } else {
       w.single_snapshot = true;
       start_.reset();
@@ -234,6 +237,7 @@ StatusOr<SelectedWindow> WindowSelector::Finish() {
     }
   }
   for (const auto& warning : warnings_) spdlog::debug("window: {}", warning);
+  w.snapshots_in_window = in_window_;
   w.start = std::move(start_);
   w.end = std::move(*end_);
   w.warnings = std::move(warnings_);

@@ -37,6 +37,8 @@ struct SelectedWindow {
   std::optional<schema::Snapshot> start;
   schema::Snapshot end;
   int snapshots_seen = 0;
+  // Those from the window's first to its last (what its rates rest on).
+  int snapshots_in_window = 0;
   // Plain-language notes on the data (each names what it concerns).
   std::vector<std::string> warnings;
   // The trace has one snapshot, so the window starts at the run's start
@@ -142,6 +144,7 @@ class WindowSelector {
   // after it (a trace shorter than its warm-up).
   std::optional<schema::Snapshot> before_start_;
   int seen_ = 0;
+  int in_window_ = 0;  // from start_ to end_
   int64_t last_wall_ = -1;
   int time_problems_ = 0;
   std::vector<std::string> unknown_nodes_;

@@ -198,6 +198,50 @@ Status ReadFully(SequentialFile* file, size_t n, std::string_view* result, char*
 StatusOr<std::string> ReadFileToString(Env* env, const std::string& path,
                                        uint64_t max_bytes = uint64_t{1} << 32);
 
+// A file written under a temporary name beside `path` and renamed over
+// `path` only when Commit succeeds. Until then `path` keeps what it held,
+// and if the guard goes away uncommitted (an error returned early, an
+// exception, an interrupt) it closes and removes the temporary file: no
+// failure leaves one behind, whichever call site it happens at.
+class AtomicFile {
+ public:
+  // Creates the temporary file (`path`.tmp.PID.N, unique within the
+  // process, so concurrent writers of one path do not collide).
+  static StatusOr<AtomicFile> Create(Env* env, const std::string& path);
+  AtomicFile() = default;
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&& other) noexcept;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  // The open temporary file; null once committed or abandoned.
+  WritableFile* file() const { return file_.get(); }
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return tmp_; }
+
+  // Renames the temporary file over `path` while it stays open: later
+  // appends go on into `path` (for files such as traces that must be
+  // readable while they grow). A second call does nothing.
+  Status Publish();
+  // Closes the file without publishing it: Publish may follow, else the
+  // destructor removes it.
+  Status Close();
+  // Syncs and closes the file, then publishes it. On failure the
+  // temporary file is removed and `path` is left as it was.
+  Status Commit();
+  // Closes and removes the temporary file now (a no-op once published).
+  void Abandon();
+
+ private:
+  AtomicFile(Env* env, std::string path, std::string tmp, std::unique_ptr<WritableFile> file)
+      : env_(env), path_(std::move(path)), tmp_(std::move(tmp)), file_(std::move(file)) {}
+  Env* env_ = nullptr;
+  std::string path_;
+  std::string tmp_;  // empty once published or removed
+  std::unique_ptr<WritableFile> file_;
+};
+
 // Writes `contents` to a temporary file beside `path`, syncs it, and renames
 // it over `path`: readers see the old file or the whole new one, never half.
 // On failure the temporary file is removed and `path` is left as it was.

@@ -1,4 +1,5 @@
 // Env::Default(): the real POSIX file system, its free space and clocks.
+#include <cctype>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -306,32 +308,90 @@ ScopedTempDir::~ScopedTempDir() {
   }
 }
 
-static Status AsWriteError(const Status& s, const std::string& tmp, const std::string& path) {
+// The user named `path`, not the temporary beside it ("PATH.tmp.PID.N"),
+// and a write that fails (a read-only file system as much as a full disk)
+// is the target the user chose: it exits 2 like every other failed write.
+static Status AsWriteError(const Status& s, const std::string& path) {
   if (s.ok()) return s;
-  // The user named `path`, not the temporary beside it, and a write that
-  // fails (a read-only file system as much as a full disk) is the target
-  // the user chose: it exits 2 like every other failed write.
   std::string msg = s.message();
+  const std::string tmp = path + ".tmp.";
   for (size_t at = msg.find(tmp); at != std::string::npos; at = msg.find(tmp, at + path.size())) {
-    msg.replace(at, tmp.size(), path);
+    size_t end = at + tmp.size();
+    while (end < msg.size() && (std::isdigit(static_cast<unsigned char>(msg[end])) || msg[end] == '.')) ++end;
+    if (end > at + tmp.size() && msg[end - 1] == '.') --end;  // a sentence's full stop stays
+    msg.replace(at, end - at, path);
   }
   if (s.IsBadInput()) return s.code() == Status::Code::kNotFound ? Status::NotFound(msg) : Status::InvalidArgument(msg);
   return Status::FailedPrecondition(msg);
 }
 
-Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  Status s;
-  {
-    auto file = env->NewWritableFile(tmp);
-    if (!file.ok()) return file.status();
-    s = (*file)->Append(contents);
-    if (s.ok()) s = (*file)->Sync();
-    if (s.ok()) s = (*file)->Close();
+StatusOr<AtomicFile> AtomicFile::Create(Env* env, const std::string& path) {
+  static std::atomic<uint64_t> serial{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial.fetch_add(1));
+  PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(tmp));
+  return AtomicFile(env, path, std::move(tmp), std::move(file));
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : env_(other.env_), path_(std::move(other.path_)), tmp_(std::move(other.tmp_)), file_(std::move(other.file_)) {
+  other.tmp_.clear();
+}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
+  if (this != &other) {
+    Abandon();
+    env_ = other.env_;
+    path_ = std::move(other.path_);
+    tmp_ = std::move(other.tmp_);
+    file_ = std::move(other.file_);
+    other.tmp_.clear();
   }
-  if (s.ok()) s = env->RenameFile(tmp, path);
-  if (!s.ok()) (void)env->RemoveFile(tmp);
-  return AsWriteError(s, tmp, path);
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { Abandon(); }
+
+void AtomicFile::Abandon() {
+  if (file_) (void)file_->Close();
+  file_.reset();
+  if (!tmp_.empty()) (void)env_->RemoveFile(tmp_);
+  tmp_.clear();
+}
+
+Status AtomicFile::Publish() {
+  if (tmp_.empty()) return Status::OK();
+  Status s = env_->RenameFile(tmp_, path_);
+  if (!s.ok()) {
+    Abandon();
+    return s;
+  }
+  tmp_.clear();
+  return s;
+}
+
+Status AtomicFile::Close() {
+  if (!file_) return Status::OK();
+  Status s = file_->Close();
+  file_.reset();
+  return s;
+}
+
+Status AtomicFile::Commit() {
+  if (!file_) return Status::FailedPrecondition(path_ + ": commit of a file already closed");
+  Status s = file_->Sync();
+  if (s.ok()) s = file_->Close();
+  file_.reset();
+  if (s.ok()) return Publish();
+  Abandon();
+  return s;
+}
+
+Status WriteFileAtomically(Env* env, const std::string& path, std::string_view contents) {
+  auto out = AtomicFile::Create(env, path);
+  if (!out.ok()) return AsWriteError(out.status(), path);
+  Status s = out->file()->Append(contents);
+  if (s.ok()) s = out->Commit();
+  return AsWriteError(s, path);
 }
 
 }  // namespace plumber

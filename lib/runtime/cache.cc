@@ -32,20 +32,15 @@ class CacheDataset final : public UnaryDataset {
       }
       if (done) return std::unique_ptr<Iterator>(new MemoryReplay(std::move(done)));
       PLUMBER_ASSIGN_OR_RETURN(auto input, OpenInput(ctx));
-      return std::unique_ptr<Iterator>(new Fill(this, std::move(input), nullptr));
+      return std::unique_ptr<Iterator>(new Fill(this, std::move(input), AtomicFile()));
     }
     if (env_->FileExists(path_)) {
       PLUMBER_ASSIGN_OR_RETURN(auto file, ctx.run->storage->OpenLocal(path_, counters()));
       return std::unique_ptr<Iterator>(new FileReplay(std::move(file)));
     }
     PLUMBER_ASSIGN_OR_RETURN(auto input, OpenInput(ctx));
-    static std::atomic<uint64_t> serial{0};
-    const std::string tmp = path_ + ".tmp-" + std::to_string(env_->NowUnixNanos()) + "-" +
-                            std::to_string(serial.fetch_add(1));
-    PLUMBER_ASSIGN_OR_RETURN(auto out, env_->NewWritableFile(tmp));
-    auto fill = std::unique_ptr<Fill>(new Fill(this, std::move(input), std::move(out)));
-    fill->tmp_ = tmp;
-    return std::unique_ptr<Iterator>(std::move(fill));
+    PLUMBER_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::Create(env_, path_));
+    return std::unique_ptr<Iterator>(new Fill(this, std::move(input), std::move(out)));
   }
 
  private:
@@ -92,15 +87,10 @@ class CacheDataset final : public UnaryDataset {
 
   class Fill final : public UnaryIterator {
    public:
-    Fill(const CacheDataset* d, std::unique_ptr<Iterator> in, std::unique_ptr<WritableFile> out)
+    // Without a file (out.file() null) the pass fills memory.
+    Fill(const CacheDataset* d, std::unique_ptr<Iterator> in, AtomicFile out)
         : UnaryIterator(std::move(in)), d_(d), out_(std::move(out)) {
-      if (out_) writer_ = std::make_unique<RecordWriter>(out_.get());
-    }
-    ~Fill() override {
-      if (out_) {
-        (void)out_->Close();
-        (void)d_->env_->RemoveFile(tmp_);
-      }
+      if (out_.file()) writer_ = std::make_unique<RecordWriter>(out_.file());
     }
     Status GetNextInternal(Element* out, bool* end) override {
       PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
@@ -113,11 +103,8 @@ class CacheDataset final : public UnaryDataset {
         return Status::OK();
       }
       if (writer_) {
-        Status s = out_->Close();
-        out_.reset();
         writer_.reset();
-        PLUMBER_RETURN_IF_ERROR(s);
-        PLUMBER_RETURN_IF_ERROR(d_->env_->RenameFile(tmp_, d_->path_));
+        PLUMBER_RETURN_IF_ERROR(out_.Commit());
       } else {
         std::lock_guard<std::mutex> lock(d_->mu_);
         if (!d_->memory_) d_->memory_ = std::make_shared<const std::vector<Element>>(std::move(seen_));
@@ -128,9 +115,8 @@ class CacheDataset final : public UnaryDataset {
    private:
     friend class CacheDataset;
     const CacheDataset* d_;
-    std::unique_ptr<WritableFile> out_;
+    AtomicFile out_;  // removes the partial cache of a pass cut short
     std::unique_ptr<RecordWriter> writer_;
-    std::string tmp_;
     std::vector<Element> seen_;
   };
 

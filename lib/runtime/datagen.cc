@@ -6,17 +6,42 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <new>
 #include <random>
+#include <stdexcept>
 
+#include "base/units.h"
 #include "runtime/example.h"
 #include "traceio/record_io.h"
 
 namespace plumber::runtime {
+namespace {
+
+bool StopRequested(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(); }
+
+}  // namespace
 
 StatusOr<std::string> MakeJpeg(int width, int height, uint64_t seed, uint64_t index, int quality) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + index * 0xBF58476D1CE4E5B9ull + 1);
   std::uniform_real_distribution<double> u(0, 1);
-  std::vector<unsigned char> px(static_cast<size_t>(width) * height * 3);
+  // The JPEG format's own limit; beyond it the encoder would fail only
+  // after the pixels were allocated.
+  if (width < 1 || height < 1 || width > 65535 || height > 65535) {
+    return Status::InvalidArgument("image size " + std::to_string(width) + "x" + std::to_string(height) +
+                                   ": a JPEG image is 1 to 65535 pixels wide and high");
+  }
+  const uint64_t pixel_bytes = static_cast<uint64_t>(width) * static_cast<uint64_t>(height) * 3;
+  std::vector<unsigned char> px;
+  try {
+    px.resize(pixel_bytes);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("a " + std::to_string(width) + "x" + std::to_string(height) + " image needs " +
+                                     units::FormatBytes(static_cast<double>(pixel_bytes)) +
+                                     " of memory for its pixels, more than could be allocated");
+  } catch (const std::length_error&) {
+    return Status::ResourceExhausted("a " + std::to_string(width) + "x" + std::to_string(height) +
+                                     " image is too large to hold in memory");
+  }
   // A colour gradient, a few shapes and a per-image amount of noise: the
   // noise decides how well the image compresses, so file sizes spread out.
   double c0[3], c1[3];
@@ -72,10 +97,10 @@ StatusOr<std::vector<std::string>> GenerateImages(Env* env, const std::string& o
     char name[64];
     std::snprintf(name, sizeof(name), "train-%05d-of-%05d.tfrecord", f, opt.files);
     const std::string path = outdir + "/" + name;
-    const std::string tmp = path + ".tmp";
-    PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(tmp));
-    RecordWriter writer(file.get());
+    PLUMBER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(env, path));
+    RecordWriter writer(file.file());
     for (int r = 0; r < opt.records_per_file; ++r) {
+      if (StopRequested(opt.stop)) return paths;  // the guard removes the partial file
       const uint64_t index = static_cast<uint64_t>(f) * opt.records_per_file + r;
       PLUMBER_ASSIGN_OR_RETURN(std::string jpeg, MakeJpeg(opt.width, opt.height, opt.seed, index, opt.quality));
       Features features;
@@ -85,8 +110,7 @@ StatusOr<std::vector<std::string>> GenerateImages(Env* env, const std::string& o
       features["image/width"] = std::vector<int64_t>{opt.width};
       PLUMBER_RETURN_IF_ERROR(writer.AddRecord(EncodeExample(features)));
     }
-    PLUMBER_RETURN_IF_ERROR(file->Close());
-    PLUMBER_RETURN_IF_ERROR(env->RenameFile(tmp, path));
+    PLUMBER_RETURN_IF_ERROR(file.Commit());
     paths.push_back(path);
   }
   return paths;
@@ -115,9 +139,9 @@ StatusOr<std::vector<std::string>> GenerateText(Env* env, const std::string& out
   std::vector<std::string> paths;
   for (int f = 0; f < opt.files; ++f) {
     const std::string path = outdir + "/corpus-" + std::to_string(f) + ".txt";
-    const std::string tmp = path + ".tmp";
-    PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(tmp));
+    PLUMBER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(env, path));
     for (int l = 0; l < opt.lines_per_file; ++l) {
+      if (StopRequested(opt.stop)) return paths;  // the guard removes the partial file
       const int words = 1 + std::min(length(rng), 400);
       std::string line;
       for (int w = 0; w < words; ++w) {
@@ -125,10 +149,9 @@ StatusOr<std::vector<std::string>> GenerateText(Env* env, const std::string& out
         line += vocab[word(rng)];
       }
       line += '\n';
-      PLUMBER_RETURN_IF_ERROR(file->Append(line));
+      PLUMBER_RETURN_IF_ERROR(file.file()->Append(line));
     }
-    PLUMBER_RETURN_IF_ERROR(file->Close());
-    PLUMBER_RETURN_IF_ERROR(env->RenameFile(tmp, path));
+    PLUMBER_RETURN_IF_ERROR(file.Commit());
     paths.push_back(path);
   }
   return paths;

@@ -4,6 +4,7 @@
 // words from a fixed vocabulary. Readable by TensorFlow's own readers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,10 +22,14 @@ struct ImageGenOptions {
   uint64_t seed = 1;
   int quality = 90;
   int num_classes = 1000;
+  // When set and true, generation stops before the next record: the file
+  // being written is removed and the files finished so far are returned.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Writes OUTDIR/train-NNNNN-of-MMMMM.tfrecord; the directory must exist.
-// Returns the paths written.
+// Returns the paths written (fewer than opt.files after a stop). Each file
+// appears whole or not at all, whatever fails or stops the writing.
 StatusOr<std::vector<std::string>> GenerateImages(Env* env, const std::string& outdir, const ImageGenOptions& opt);
 
 // One JPEG of the generator, for tests: image `index` of `seed`.
@@ -35,6 +40,8 @@ struct TextGenOptions {
   int lines_per_file = 1000;
   uint64_t seed = 1;
   int vocabulary = 5000;
+  // As ImageGenOptions::stop.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Writes OUTDIR/corpus-N.txt. Returns the paths written.

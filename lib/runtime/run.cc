@@ -261,7 +261,10 @@ class Session {
         next_snapshot += period;
         if (next_snapshot < now) next_snapshot = now + period;
         lock.unlock();
-        Status s = writer_->Append(TakeSnapshot());
+        // A trace that replaces an existing file does so once the run has
+        // something to show (see TraceWriter::Create).
+        Status s = root_counters_.batches.load() > 0 ? writer_->Publish() : Status::OK();
+        if (s.ok()) s = writer_->Append(TakeSnapshot());
         lock.lock();
         if (s.ok()) {
           ++snapshots_;
@@ -327,6 +330,10 @@ class Session {
       end.set_status(result.end_status);
       if (!status.ok()) end.set_message(status.ToString());
       Status f = writer_->Finish(end);
+      if (f.ok() && result.batches > 0) f = writer_->Publish();
+      // A run that produced nothing leaves a trace kept from before alone.
+      result.trace_discarded = !writer_->published();
+      writer_.reset();
       if (!s.ok() || !f.ok()) {
         // Failing only now, at the end, still loses the end record.
         if (!trace_failed_.load()) {

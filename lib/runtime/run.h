@@ -73,6 +73,9 @@ struct RunResult {
   double max_wait_seconds = 0;
   // Snapshots written to the trace (all of them are in the file).
   int64_t snapshots = 0;
+  // The trace path existed and the run produced no minibatch: the file
+  // was left as it was, and this run's trace was not kept.
+  bool trace_discarded = false;
   // The last snapshot taken (also when no trace file was written).
   schema::Snapshot final_snapshot;
 };

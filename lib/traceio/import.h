@@ -49,6 +49,18 @@ ImportFormat DetectImportFormat(std::string_view bytes);
 // accept.
 bool IsTraceOrDump(std::string_view bytes);
 
+// What `bytes` (read from `path`) are, for a reader that expected a trace
+// or dump and got something else (bytes IsTraceOrDump refuses): a
+// pipeline definition, JSON cut short or with a syntax error (its line and
+// column), a dump cut short, a PipelineSnapshot in text form, or none of
+// these. Always an InvalidArgument naming the path.
+Status NotATraceOrDump(const std::string& path, std::string_view bytes);
+
+// For a reader of pipelines and traces (convert) given a dump the
+// importers read: says so, and that plumber import turns it into a trace.
+// OK for anything else.
+Status RefuseDump(const std::string& path, std::string_view bytes);
+
 // Imports dumps of one run, in the order they were taken (all of one
 // format). Errors (InvalidArgument) name the file and the place: a wrong
 // enum value, a missing output node, a cycle, a repeated id, a count or

@@ -31,6 +31,8 @@
 #include "pipeline/program_graph.h"
 #include "pipeline/tf_types.h"
 #include "pipeline_snapshot.pb.h"
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
 #include "traceio/import_time.h"
 
 namespace plumber {
@@ -825,6 +827,27 @@ bool ParseSnapshot(std::string_view bytes, PipelineSnapshot* snap) {
 bool LooksLikePipelineSnapshot(std::string_view bytes) {
   PipelineSnapshot snap;
   return ParseSnapshot(bytes, &snap);
+}
+
+namespace {
+
+class SilentErrors final : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+};
+
+}  // namespace
+
+bool LooksLikePipelineSnapshotText(std::string_view bytes) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+  PipelineSnapshot snap;
+  google::protobuf::TextFormat::Parser parser;
+  // Problems in text that is not a snapshot at all are no news to anyone.
+  SilentErrors silent;
+  parser.RecordErrorsTo(&silent);
+  parser.AllowPartialMessage(true);
+  if (!parser.ParseFromString(std::string(bytes), &snap)) return false;
+  return snap.graph().node_size() > 0 && snap.stats_size() > 0;
 }
 
 StatusOr<schema::Trace> ImportPipelineSnapshot(const std::vector<ImportInput>& inputs, const ImportOptions& options) {

@@ -15,6 +15,9 @@ namespace plumber {
 
 // True when the bytes parse as a PipelineSnapshot holding at least one op.
 bool LooksLikePipelineSnapshot(std::string_view bytes);
+// A PipelineSnapshot in protobuf text format (the fixtures' .pbtxt), which
+// the importer does not read: it takes the binary form the fork writes.
+bool LooksLikePipelineSnapshotText(std::string_view bytes);
 
 // Snapshots of one run in the order they were taken.
 StatusOr<schema::Trace> ImportPipelineSnapshot(const std::vector<ImportInput>& inputs, const ImportOptions& options);

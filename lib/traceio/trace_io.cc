@@ -38,17 +38,18 @@ bool IsTraceContent(std::string_view bytes) {
 
 // ---- Writer ---------------------------------------------------------------
 
-TraceWriter::TraceWriter(std::unique_ptr<WritableFile> file)
-    : file_(std::move(file)), records_(std::make_unique<RecordWriter>(file_.get())) {}
+TraceWriter::TraceWriter(AtomicFile file)
+    : out_(std::move(file)), file_(out_.file()), records_(std::make_unique<RecordWriter>(file_)) {}
 
-TraceWriter::~TraceWriter() {
-  if (!finished_) (void)file_->Close();
-}
+TraceWriter::~TraceWriter() = default;  // out_ closes, and removes an unpublished file
 
 StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::string& path,
                                                            const schema::TraceHeader& header) {
-  PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(path));
+  const bool keep_existing = env->FileExists(path);
+  PLUMBER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(env, path));
   std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(file)));
+  // A new path is readable from the first record on, as the run goes.
+  if (!keep_existing) PLUMBER_RETURN_IF_ERROR(writer->Publish());
   PLUMBER_RETURN_IF_ERROR(writer->file_->Append(Preamble()));
   schema::TraceRecord record;
   *record.mutable_header() = header;
@@ -56,8 +57,20 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::
   return writer;
 }
 
+Status TraceWriter::Publish() {
+  if (published_) return Status::OK();
+  Status s = out_.Publish();
+  // A failed rename removed the file: nothing more may be written to it.
+  if (!s.ok()) {
+    if (failed_.ok()) failed_ = s;
+    return s;
+  }
+  published_ = true;
+  return s;
+}
+
 Status TraceWriter::Write(const schema::TraceRecord& record) {
-  if (finished_) return Status::FailedPrecondition(file_->path() + ": write after the trace was finished");
+  if (finished_) return Status::FailedPrecondition(out_.path() + ": write after the trace was finished");
   // After a failed write the file may end inside a record; anything
   // appended behind that would be lost to readers, or read as garbage.
   if (!failed_.ok()) return failed_;
@@ -78,19 +91,21 @@ Status TraceWriter::Finish(const schema::RunEnd& end) {
   *record.mutable_end() = end;
   Status s = Write(record);
   finished_ = true;
-  Status c = file_->Close();
+  Status c = out_.Close();
   return s.ok() ? c : s;
 }
 
 // ---- Streaming reader -----------------------------------------------------
 
 TraceFileReader::TraceFileReader(std::string path, std::unique_ptr<SequentialFile> file, uint64_t size,
-                                 bool torn_preamble)
+                                 bool torn_preamble, uint64_t preamble_bytes)
     : path_(std::move(path)), file_(std::move(file)) {
   if (torn_preamble) {
+    // Where the file ends, not where the preamble starts: 8 after the magic.
     report_.torn = true;
-    report_.torn_offset = 0;
-    report_.warning = TornWarning(path_, 0, 0);
+    report_.torn_offset = preamble_bytes;
+    report_.warning = path_ + ": the trace ends at offset " + std::to_string(preamble_bytes) + ", inside its " +
+                      std::to_string(kTracePreambleBytes) + "-byte preamble (the run was cut short); it holds no record";
   } else {
     reader_ = std::make_unique<RecordReader>(file_.get(), size, kTracePreambleBytes);
   }
@@ -122,7 +137,7 @@ StatusOr<std::unique_ptr<TraceFileReader>> TraceFileReader::FromFile(std::unique
                                      std::to_string(kTraceFormatVersion) + ")");
     }
   }
-  std::unique_ptr<TraceFileReader> reader(new TraceFileReader(path, std::move(file), size, torn));
+  std::unique_ptr<TraceFileReader> reader(new TraceFileReader(path, std::move(file), size, torn, got.size()));
   if (reader->reader_) reader->reader_->set_max_payload(max_record_bytes);
   return reader;
 }

@@ -32,7 +32,11 @@ inline constexpr size_t kTracePreambleBytes = 12;
 // readable prefix of the trace, ending at worst in one torn record.
 class TraceWriter {
  public:
-  // Creates (truncates) `path`, writes the preamble and the header.
+  // Writes the preamble and the header. A new `path` is written from the
+  // start; an existing one is left as it is, the trace going to a
+  // temporary file beside it, until Publish: a run that fails before it
+  // has anything to record does not destroy a trace kept from before.
+  // Unpublished, the temporary file goes with the writer.
   static StatusOr<std::unique_ptr<TraceWriter>> Create(Env* env, const std::string& path,
                                                        const schema::TraceHeader& header);
   TraceWriter(const TraceWriter&) = delete;
@@ -42,12 +46,18 @@ class TraceWriter {
   Status Append(const schema::Snapshot& snapshot);
   // Writes the end record and closes the file. No Append after it.
   Status Finish(const schema::RunEnd& end);
+  // Puts the trace at its path (replacing what was there); appends go on.
+  // Before, during or after Finish; a second call does nothing.
+  Status Publish();
+  bool published() const { return published_; }
 
  private:
-  explicit TraceWriter(std::unique_ptr<WritableFile> file);
+  explicit TraceWriter(AtomicFile file);
   Status Write(const schema::TraceRecord& record);
 
-  std::unique_ptr<WritableFile> file_;
+  AtomicFile out_;
+  WritableFile* file_;
+  bool published_ = false;
   std::unique_ptr<RecordWriter> records_;
   bool finished_ = false;
   Status failed_;
@@ -88,7 +98,9 @@ class TraceFileReader {
   const TraceReadReport& report() const { return report_; }
 
  private:
-  TraceFileReader(std::string path, std::unique_ptr<SequentialFile> file, uint64_t size, bool torn_preamble);
+  // preamble_bytes: how much of the preamble the file holds.
+  TraceFileReader(std::string path, std::unique_ptr<SequentialFile> file, uint64_t size, bool torn_preamble,
+                  uint64_t preamble_bytes);
 
   std::string path_;
   std::unique_ptr<SequentialFile> file_;

@@ -7,6 +7,26 @@
 #include "traceio/trace_check.h"
 
 namespace plumber {
+namespace {
+
+// A well-formed trace can still hold nothing to measure; plumber analyze
+// refuses it, and validate says so too rather than call it valid.
+void AddUnmeasurable(const schema::Trace& trace, std::vector<Problem>* problems) {
+  if (!trace.has_header()) return;  // ValidateTrace has said so
+  if (trace.snapshots_size() == 0) {
+    problems->push_back({"", "", "the trace has no snapshots: nothing ran long enough to measure"});
+    return;
+  }
+  const std::string output = OutputNodeName(trace.header().program());
+  for (const auto& snap : trace.snapshots()) {
+    for (const auto& node : snap.nodes()) {
+      if (node.name() == output && node.elements_produced() > 0) return;
+    }
+  }
+  problems->push_back({output, "", "the output node produced no element in any snapshot: there is nothing to measure"});
+}
+
+}  // namespace
 
 StatusOr<FileValidation> ValidateFileContents(const std::string& path, std::string_view bytes) {
   if (bytes.empty()) return Status::InvalidArgument(path + ": the file is empty");
@@ -18,6 +38,7 @@ StatusOr<FileValidation> ValidateFileContents(const std::string& path, std::stri
                                            : ParseTrace(bytes, path, &v.read));
     v.program = v.trace->header().program();
     v.problems = ValidateTrace(*v.trace);
+    AddUnmeasurable(*v.trace, &v.problems);
     return v;
   }
   PLUMBER_ASSIGN_OR_RETURN(v.program, ParsePipeline(bytes, path));

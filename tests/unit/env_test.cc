@@ -65,3 +65,59 @@ TEST_CASE("a missing file is NotFound and names the path", "[env]") {
   CHECK(r.status().IsBadInput());
   CHECK(r.status().message().find("/nonexistent/plumber/file.json") != std::string::npos);
 }
+
+namespace {
+
+size_t FilesIn(const fs::path& dir) {
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("an atomic file that is never committed leaves the old file and no temporary", "[env]") {
+  const fs::path dir = TempDir() / "abandoned";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.txt").string();
+  REQUIRE(WriteFileAtomically(Env::Default(), path, "old").ok());
+  {
+    auto file = AtomicFile::Create(Env::Default(), path);
+    REQUIRE(file.ok());
+    REQUIRE(file->file()->Append("half of the new").ok());
+    CHECK(FilesIn(dir) == 2);  // the temporary beside the old file
+  }
+  CHECK(*ReadFileToString(Env::Default(), path) == "old");
+  CHECK(FilesIn(dir) == 1);
+}
+
+TEST_CASE("an exception thrown mid-write removes the atomic file's temporary", "[env]") {
+  const fs::path dir = TempDir() / "thrown";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.txt").string();
+  try {
+    auto file = AtomicFile::Create(Env::Default(), path);
+    REQUIRE(file.ok());
+    REQUIRE(file->file()->Append("partial").ok());
+    throw std::bad_alloc();
+  } catch (const std::bad_alloc&) {
+  }
+  CHECK_FALSE(fs::exists(path));
+  CHECK(FilesIn(dir) == 0);
+}
+
+TEST_CASE("a committed atomic file replaces the old one and publishing early keeps appends", "[env]") {
+  const fs::path dir = TempDir() / "committed";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.txt").string();
+  REQUIRE(WriteFileAtomically(Env::Default(), path, "old").ok());
+  auto file = AtomicFile::Create(Env::Default(), path);
+  REQUIRE(file.ok());
+  REQUIRE(file->file()->Append("new ").ok());
+  REQUIRE(file->Publish().ok());
+  REQUIRE(file->file()->Append("and more").ok());
+  REQUIRE(file->Commit().ok());
+  CHECK(*ReadFileToString(Env::Default(), path) == "new and more");
+  CHECK(FilesIn(dir) == 1);
+}

@@ -156,3 +156,42 @@ TEST_CASE("WriteTrace in either encoding reads back equal", "[trace_io]") {
     CHECK(MessageDifferencer::Equals(trace, *back));
   }
 }
+
+TEST_CASE("a trace writer over an existing file replaces it only once published", "[trace_io]") {
+  const schema::Trace trace = testing::SampleTrace(2);
+  const std::string path = TempPath("kept.pb");
+  REQUIRE(WriteFileAtomically(Env::Default(), path, "a trace kept from before").ok());
+  {
+    auto writer = TraceWriter::Create(Env::Default(), path, trace.header());
+    REQUIRE(writer.ok());
+    REQUIRE((*writer)->Append(trace.snapshots(0)).ok());
+    REQUIRE((*writer)->Finish(trace.end()).ok());
+    CHECK_FALSE((*writer)->published());
+  }
+  CHECK(*ReadFileToString(Env::Default(), path) == "a trace kept from before");
+  for (const auto& e : fs::directory_iterator(fs::path(path).parent_path())) {
+    CHECK(e.path().filename().string().rfind("kept.pb.tmp", 0) == std::string::npos);
+  }
+  {
+    auto writer = TraceWriter::Create(Env::Default(), path, trace.header());
+    REQUIRE(writer.ok());
+    REQUIRE((*writer)->Append(trace.snapshots(0)).ok());
+    REQUIRE((*writer)->Publish().ok());
+    REQUIRE((*writer)->Append(trace.snapshots(1)).ok());
+    REQUIRE((*writer)->Finish(trace.end()).ok());
+  }
+  CHECK(*ReadFileToString(Env::Default(), path) == SerializeTraceBinary(trace));
+}
+
+TEST_CASE("a trace cut right after its magic is torn at offset 8", "[trace_io]") {
+  const std::string path = TempPath("magic_only.pb");
+  const std::string bytes = SerializeTraceBinary(testing::SampleTrace(1));
+  REQUIRE(WriteFileAtomically(Env::Default(), path, bytes.substr(0, 8)).ok());
+  auto reader = TraceFileReader::Open(Env::Default(), path);
+  REQUIRE(reader.ok());
+  schema::TraceRecord record;
+  CHECK_FALSE((*reader)->Next(&record));
+  CHECK((*reader)->report().torn);
+  CHECK((*reader)->report().torn_offset == 8);
+  CHECK_THAT((*reader)->report().warning, Catch::Contains("offset 8"));
+}
