@@ -63,9 +63,10 @@ std::string FormatPipelineSummary(const std::string& path, const schema::Pipelin
 std::string FormatTraceSummary(const std::string& path, const schema::Trace& trace, const TraceReadReport& read) {
   const auto& h = trace.header();
   // An imported dump was written by another system, not by a plumber run.
+  // A DataLoader's trace is written by plumber_torch as it runs: snapshots.
   std::string out = h.has_imported()
-                        ? Printf("%s: imported from %s, %d dump(s)\n", path.c_str(), h.imported().format().c_str(),
-                                 trace.snapshots_size())
+                        ? Printf("%s: imported from %s, %d %s\n", path.c_str(), h.imported().format().c_str(),
+                                 trace.snapshots_size(), h.imported().has_dataloader() ? "snapshot(s)" : "dump(s)")
                         : Printf("%s: trace (%s), %llu record(s), written by plumber %s\n", path.c_str(),
                                  EncodingName(read.encoding), static_cast<unsigned long long>(read.records),
                                  h.tool_version().empty() ? "?" : h.tool_version().c_str());
