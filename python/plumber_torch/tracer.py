@@ -199,6 +199,12 @@ class TracedLoader:
         self.path = self._writer.path
         self._t0 = _perf()
         self._start_unix_ns = time.time_ns()
+        try:
+            self._cpus = sorted(os.sched_getaffinity(0))
+        except AttributeError:
+            self._cpus = []
+        self._machine_start = _machine_cpu_ticks(self._cpus)
+        self._machine_last = (0, 0)
         self._totals = {}
         self._order = []
         self._worker_cpu = {}
@@ -500,6 +506,16 @@ class TracedLoader:
         rss = _rss_bytes()
         if rss:
             s.rss_bytes = rss
+        ticks = _machine_cpu_ticks(self._cpus) if self._machine_start else None
+        if ticks:
+            # Cumulative since the tracer began, never decreasing (the
+            # kernel's iowait may), in nanoseconds.
+            ns = 1e9 / os.sysconf("SC_CLK_TCK")
+            idle = max(self._machine_last[0], int((ticks[0] - self._machine_start[0]) * ns))
+            busy = max(self._machine_last[1], int((ticks[1] - self._machine_start[1]) * ns))
+            self._machine_last = (idle, busy)
+            s.machine_idle_ns = idle
+            s.machine_busy_ns = busy
         for name, key in self._program:
             n = s.nodes.add()
             n.name = name
@@ -579,6 +595,29 @@ def _mem_available():
     except OSError:
         pass
     return 0
+
+
+def _machine_cpu_ticks(cpus):
+    """(idle, busy) clock ticks of the run's CPUs from /proc/stat, as plumber's
+    own runs count them (lib/runtime/machine_cpu.cc): idle + iowait, and
+    user + nice + system + irq + softirq + steal; the aggregate line where
+    the per-CPU lines are missing; None when /proc/stat cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            lines = [l.split() for l in f if l.startswith("cpu")]
+    except OSError:
+        return None
+    wanted = {"cpu%d" % c for c in cpus}
+    rows = [l for l in lines if l[0] in wanted] or [l for l in lines if l[0] == "cpu"]
+    idle = busy = 0
+    try:
+        for l in rows:
+            v = [int(x) for x in l[1:9]] + [0] * max(0, 9 - len(l))
+            idle += v[3] + v[4]
+            busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+    except ValueError:
+        return None
+    return (idle, busy) if rows else None
 
 
 def _rss_bytes():
