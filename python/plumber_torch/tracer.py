@@ -468,16 +468,12 @@ class TracedLoader:
         cfg = self._config
         notes = []
         if cfg.num_workers > 0:
-            notes.append(
-                "the DataLoader's %d worker processes each run every stage of a batch in turn (__getitem__, "
-                "the transforms, collate_fn); the program gives each stage the workers' count as its "
-                "parallelism, so one stage's own bound (workers / its cost) is optimistic where the stages "
-                "share the workers" % cfg.num_workers)
             notes.append("handing a batch from a worker to the main process (pickling, shared memory, the "
-                         "queues) is not timed on its own: it is in the main process's wait")
+                         "queues) is not timed on its own: plumber prices it as the main process's CPU beyond "
+                         "the stages', which also holds the tracer's own and the training loop's")
             if not cfg.persistent_workers:
-                notes.append("workers are started at each epoch; that cost is in the main process's wait for "
-                             "each epoch's first batch")
+                notes.append("workers are started at each epoch: the trace times each epoch from iter() until "
+                             "its last worker came up, not what a worker's start costs the cores")
         else:
             notes.append("num_workers is 0: the main process loads every batch itself, between training steps")
         notes.append("thread CPU is read on one __getitem__ in %d (and every collate) and extrapolated per "
