@@ -136,6 +136,10 @@ std::optional<TorchAdvice> AdviseDataLoader(const analysis::Analysis& a) {
       "pin_memory is kept as traced (" + Bool(m.pin_memory) +
       "): the trace records no GPU; set it True only when batches go to a CUDA device");
   if (m.batches_per_epoch <= 0) adv.notes.push_back("the epoch length is unknown: no restart is priced");
+  if (!m.crossing_seconds) {
+    adv.notes.push_back("the traced run had no workers, so no batch crossed processes: settings with workers are "
+                        "priced without the crossing's cost, and without a worker's start unless the trace has one");
+  }
 
   // The deterministic prefix: every node before the first random transform.
   PrefixCache cache;
