@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string_view>
 
 #include "analysis/epoch_restart.h"
@@ -22,7 +23,34 @@ bool DataLoaderNodeIsRandom(const schema::Node& node) {
 
 int DataLoaderHandOff(const ProgramGraph& g) {
   const int out = g.output();
-  return out >= 0 && g.node(out).op() == "prefetch" ? out : -1;
+  return out >= 0 && g.op(out).prefetches ? out : -1;
+}
+
+std::optional<DataLoaderMeasured> MeasureDataLoader(const schema::TraceHeader& header, const SelectedWindow& window,
+                                                    int64_t minibatches, double nodes_cpu_seconds) {
+  if (!header.has_imported() || !header.imported().has_dataloader()) return std::nullopt;
+  const schema::DataLoaderConfig& c = header.imported().dataloader();
+  DataLoaderMeasured d;
+  d.traced = {c.num_workers(), std::max(1, c.prefetch_factor()), c.persistent_workers()};
+  d.pin_memory = c.pin_memory();
+  d.batch_size = c.batch_size();
+  if (c.batch_size() > 0 && c.dataset_length() > 0) {
+    const double batches = static_cast<double>(c.dataset_length()) / static_cast<double>(c.batch_size());
+    d.batches_per_epoch = c.drop_last() ? std::floor(batches) : std::ceil(batches);
+  }
+  // Worker starts are rare (one pool an epoch at most): the whole run's
+  // counters, not the window's, price them.
+  const schema::DataLoaderCounters& k = window.end.dataloader();
+  d.epochs = k.epochs();
+  if (k.workers_started() > 0) {
+    d.worker_start_seconds = static_cast<double>(k.worker_start_ns()) * 1e-9 / static_cast<double>(k.workers_started());
+  }
+  if (c.num_workers() > 0 && minibatches > 0) {
+    const int64_t start_cpu = window.start ? window.start->process_cpu_ns() : 0;
+    const double main_cpu = static_cast<double>(window.end.process_cpu_ns() - start_cpu) * 1e-9 - nodes_cpu_seconds;
+    d.crossing_seconds = std::max(0.0, main_cpu) / static_cast<double>(minibatches);
+  }
+  return d;
 }
 
 ThreadGroups DataLoaderThreadGroups(const ProgramGraph& g, int num_workers) {

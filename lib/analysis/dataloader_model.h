@@ -24,6 +24,7 @@
 
 #include "analysis/evaluator.h"
 #include "analysis/thread_groups.h"
+#include "analysis/window.h"
 #include "pipeline/program_graph.h"
 
 namespace plumber::analysis {
@@ -51,6 +52,12 @@ struct DataLoaderMeasured {
   // nullopt when the traced run had no workers, so nothing crossed.
   std::optional<double> crossing_seconds;
 };
+
+// What a DataLoader's trace measured (`header.imported.dataloader` set), over
+// `window`, whose nodes took `nodes_cpu_seconds` for `minibatches` batches;
+// nullopt for every other trace.
+std::optional<DataLoaderMeasured> MeasureDataLoader(const schema::TraceHeader& header, const SelectedWindow& window,
+                                                    int64_t minibatches, double nodes_cpu_seconds);
 
 // The thread groups of the program run by a DataLoader of `num_workers`:
 // group 0 the main process, which runs the hand-off node (the output, when

@@ -574,31 +574,9 @@ void Modeler::Cache() {
 // A PyTorch DataLoader's trace: its setting, and what the run measured
 // beyond the nodes (dataloader_model.h).
 void Modeler::DataLoader() {
-  if (!t_.header.has_imported() || !t_.header.imported().has_dataloader()) return;
-  const schema::DataLoaderConfig& c = t_.header.imported().dataloader();
-  DataLoaderMeasured d;
-  d.traced = {c.num_workers(), std::max(1, c.prefetch_factor()), c.persistent_workers()};
-  d.pin_memory = c.pin_memory();
-  d.batch_size = c.batch_size();
-  if (c.batch_size() > 0 && c.dataset_length() > 0) {
-    const double batches = static_cast<double>(c.dataset_length()) / static_cast<double>(c.batch_size());
-    d.batches_per_epoch = c.drop_last() ? std::floor(batches) : std::ceil(batches);
-  }
-  // Worker starts are rare (one pool an epoch at most): the whole run's
-  // counters, not the window's, price them.
-  const schema::DataLoaderCounters& k = t_.window.end.dataloader();
-  d.epochs = k.epochs();
-  if (k.workers_started() > 0) {
-    d.worker_start_seconds = static_cast<double>(k.worker_start_ns()) * 1e-9 / static_cast<double>(k.workers_started());
-  }
-  if (c.num_workers() > 0 && r_.minibatches > 0) {
-    const int64_t start_cpu = t_.window.start ? t_.window.start->process_cpu_ns() : 0;
-    double nodes_cpu = 0;
-    for (const auto& m : r_.nodes) nodes_cpu += m.cpu_seconds;
-    const double main_cpu = static_cast<double>(t_.window.end.process_cpu_ns() - start_cpu) * 1e-9 - nodes_cpu;
-    d.crossing_seconds = std::max(0.0, main_cpu) / static_cast<double>(r_.minibatches);
-  }
-  r_.dataloader = d;
+  double nodes_cpu = 0;
+  for (const auto& m : r_.nodes) nodes_cpu += m.cpu_seconds;
+  r_.dataloader = MeasureDataLoader(t_.header, t_.window, r_.minibatches, nodes_cpu);
 }
 
 StatusOr<Analysis> Modeler::Run() {

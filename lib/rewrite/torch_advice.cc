@@ -149,7 +149,8 @@ std::optional<TorchAdvice> AdviseDataLoader(const analysis::Analysis& a) {
   const int hand_off = analysis::DataLoaderHandOff(*a.graph);
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const analysis::NodeModel& n = a.nodes[i];
-    if (static_cast<int>(i) == hand_off || n.op == "batch") break;
+    // The collate and what follows run on whole batches, not samples.
+    if (static_cast<int>(i) == hand_off || a.graph->op(static_cast<int>(i)).stacks_elements) break;
     const bool transform = n.imported_type.rfind(kTransform, 0) == 0;
     if (n.random) {
       cache.first_random = transform ? n.imported_type.substr(kTransform.size()) : n.name;

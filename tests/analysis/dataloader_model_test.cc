@@ -16,7 +16,7 @@ using testing::GraphOf;
 // worker queue the main process takes batches from.
 const char* kLoader = R"({"name": "p", "nodes": [
   {"name": "getitem", "op": "range", "range": {"stop": 320}},
-  {"name": "decode", "op": "map", "inputs": ["getitem"], "map": {"parallelism": 2}},
+  {"name": "decode", "op": "map", "inputs": ["getitem"], "map": {"parallelism": 2, "udf": [{"op": "cpu_burn", "args": {"micros": 100}}]}},
   {"name": "collate", "op": "batch", "inputs": ["decode"], "batch": {"batch_size": 32}},
   {"name": "prefetch", "op": "prefetch", "inputs": ["collate"], "prefetch": {"buffer_size": 4}}]})";
 
