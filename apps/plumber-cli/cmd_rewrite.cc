@@ -4,7 +4,8 @@
 // (atomically; JSON or binary by extension) and the report to stdout;
 // without it the pipeline JSON goes to stdout and the report, with
 // --explain, to stderr. An imported trace (tf.data) has no pipeline file:
-// the rewrite is printed as the tf.data edits to make instead.
+// the rewrite is printed as the tf.data edits to make instead, and for a
+// PyTorch DataLoader's trace as the DataLoader(...) call to write.
 #include <iostream>
 
 #include "analysis/analyze.h"
@@ -13,8 +14,10 @@
 #include "base/output_path.h"
 #include "command.h"
 #include "report/rewrite_format.h"
+#include "report/torch_advice_format.h"
 #include "rewrite/cache_placement.h"
 #include "rewrite/rewriter.h"
+#include "rewrite/torch_advice.h"
 #include "traceio/pipeline_io.h"
 
 namespace plumber::cli {
@@ -50,6 +53,12 @@ int RunRewrite(const RewriteFlags& f) {
         ": there is no pipeline file to rewrite; without -o, rewrite prints the edits to make in the tf.data code"));
   }
   WarnAbout(f.analysis.trace, report->warnings);
+  if (const auto torch = rewrite::AdviseDataLoader(*report)) {
+    // A DataLoader's trace: the advice is the DataLoader(...) call to write.
+    std::cout << (f.format == "json" ? report::TorchAdviceJson(*report, *torch)
+                                     : report::TorchAdviceText(*report, *torch));
+    return kExitOk;
+  }
   rewrite::RewriteOptions options;
   options.allow_prefetch = !f.no_prefetch;
   auto result = rewrite::Rewrite(*report, options);

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/dataloader_model.h"
 #include "analysis/epoch_restart.h"
 #include "analysis/plan.h"
 #include "analysis/window.h"
@@ -285,6 +286,9 @@ struct Analysis {
   // that source could not tell, in plain language; every report states
   // them. Empty for plumber's own traces.
   std::string imported_from;
+  // A PyTorch DataLoader's trace: its setting and what it measured beyond
+  // the nodes (dataloader_model.h); nullopt for every other trace.
+  std::optional<DataLoaderMeasured> dataloader;
   std::vector<std::string> source_limits;
   // Imported from a source that records wall time, not thread CPU: each
   // node's CPU figures are its service, an upper bound on its CPU.

@@ -71,7 +71,18 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   }
   const auto& restart = r.as_traced.restart;
   if (restart && r.as_traced.throughput && r.as_traced.steady_throughput &&
-      *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput) {
+      *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput && r.dataloader) {
+    // A DataLoader's restart is its workers' (dataloader_model.h).
+    f.push_back("Each epoch (" + FormatNumber(restart->minibatches_per_epoch) + " minibatches) costs " +
+                FormatNumber(100 * (1 - *r.as_traced.throughput / *r.as_traced.steady_throughput)) +
+                "% of the steady " + rate(*r.as_traced.steady_throughput) + ": nothing reaches the main process for " +
+                units::FormatSeconds(restart->fill_wait_seconds) + (r.dataloader->traced.persistent_workers
+                                                                        ? " while a worker builds the first batch"
+                                                                        : " while the workers start and one builds "
+                                                                          "the first batch") +
+                "; longer epochs lose less.");
+  } else if (restart && r.as_traced.throughput && r.as_traced.steady_throughput &&
+             *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput) {
     f.push_back("Each epoch (" + FormatNumber(restart->minibatches_per_epoch) + " minibatches) " + restart->repeat +
                 " restarts its input, which costs " +
                 FormatNumber(100 * (1 - *r.as_traced.throughput / *r.as_traced.steady_throughput)) +

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "analysis/dataloader_model.h"
 #include "analysis/evaluator.h"
 #include "analysis/sizes.h"
 #include "analysis/thread_groups.h"
@@ -31,6 +32,7 @@ class Modeler {
   void Rates();
   void Groups();
   void AsTraced();
+  void DataLoader();
   void BandwidthFromCurve();
   void Bounds();
   void Ranking();
@@ -217,7 +219,10 @@ void Modeler::Imported() {
     limits.push_back(FormatCount(opaque, "node", "nodes") + " of types plumber has no op for " +
                      (opaque == 1 ? "is" : "are") + " kept opaque: measured, analysed and ranked, never rewritten");
   }
-  limits.push_back("there is no pipeline file to rewrite: rewrite gives its advice as the tf.data calls to edit");
+  limits.push_back(info.has_dataloader()
+                       ? "there is no pipeline file to rewrite: rewrite gives its advice as the DataLoader(...) call "
+                         "to write"
+                       : "there is no pipeline file to rewrite: rewrite gives its advice as the tf.data calls to edit");
 }
 
 // Without a throttle or --disk-bandwidth, a calibrated bandwidth-vs-
@@ -276,7 +281,7 @@ void Modeler::Rates() {
     m.op = node.op();
     m.imported_type = node.imported_type();
     m.depth = g_.depth(i);
-    m.random = NodeIsRandom(node);
+    m.random = NodeIsRandom(node) || (t_.header.imported().has_dataloader() && DataLoaderNodeIsRandom(node));
     m.parallelism = own_parallelism(i);
     m.reliable = std::find(unreliable.begin(), unreliable.end(), m.name) == unreliable.end();
     if (m.reliable) {
@@ -377,7 +382,7 @@ void Modeler::Groups() {
     const Cardinality& inputs = r_.nodes[g_.inputs(owner)[0]].cardinality;
     if (inputs.finite() && inputs.hi >= 1) r_.nodes[i].max_threads = std::min(r_.nodes[i].max_threads, inputs.hi);
   }
-  tg_ = BuildThreadGroups(g_);
+  tg_ = r_.dataloader ? DataLoaderThreadGroups(g_, r_.dataloader->traced.num_workers) : BuildThreadGroups(g_);
   const ThreadGroups& tg = tg_;
   for (const ThreadGroup& group : tg.groups) {
     GroupModel gm;
@@ -425,7 +430,10 @@ void Modeler::AsTraced() {
   RestartModels restart;
   restart.carried = [&](int i) { return &r_.nodes[i]; };
   restart.works = [](int) { return true; };
-  const Evaluation e = Evaluate(g_, tg_, costs, machine, &restart);
+  const Evaluation e = r_.dataloader ? EvaluateDataLoader(g_, costs, *r_.dataloader, r_.dataloader->traced,
+                                                          machine.cores, machine.step_seconds)
+                                           .evaluation
+                                     : Evaluate(g_, tg_, costs, machine, &restart);
   for (size_t k = 0; k < r_.thread_groups.size(); ++k) {
     GroupModel& gm = r_.thread_groups[k];
     gm.bound = e.group_throughput[k];
@@ -551,6 +559,9 @@ void Modeler::Cache() {
     // A node inside an interleave function is one file's dataset: a cache
     // there would hold one file, not the data.
     if (!m.cacheable || !m.interleave.empty() || !m.materialized_bytes || m.depth < 0) continue;
+    // No bytes counted (a DataLoader's worker queue): "0 B" would be no size
+    // at all, not a small one.
+    if (*m.materialized_bytes <= 0) continue;
     if (*m.materialized_bytes > r_.cache_budget_bytes) continue;
     if (best < 0 || m.depth < r_.nodes[best].depth) best = static_cast<int>(i);
   }
@@ -558,6 +569,14 @@ void Modeler::Cache() {
     r_.cache_node = r_.nodes[best].name;
     r_.cache_bytes = *r_.nodes[best].materialized_bytes;
   }
+}
+
+// A PyTorch DataLoader's trace: its setting, and what the run measured
+// beyond the nodes (dataloader_model.h).
+void Modeler::DataLoader() {
+  double nodes_cpu = 0;
+  for (const auto& m : r_.nodes) nodes_cpu += m.cpu_seconds;
+  r_.dataloader = MeasureDataLoader(t_.header, t_.window, r_.minibatches, nodes_cpu);
 }
 
 StatusOr<Analysis> Modeler::Run() {
@@ -573,6 +592,7 @@ StatusOr<Analysis> Modeler::Run() {
   PLUMBER_RETURN_IF_ERROR(Window());
   Machine();
   Rates();
+  DataLoader();
   BandwidthFromCurve();
   ModelSizes(g_, stats_, &r_);
   Groups();

@@ -179,7 +179,8 @@ int Sizer::RandomBelow(int i) {
   const int n = g_.size();
   if (random_memo_[i] >= 0) return random_memo_[i];
   random_memo_[i] = n;
-  int found = NodeIsRandom(g_.node(i)) ? i : n;
+  // The model's flag: the op table's, and a DataLoader's random transforms.
+  int found = NodeIsRandom(g_.node(i)) || a_.nodes[i].random ? i : n;
   for (int j : g_.children(i)) {
     if (found != n) break;
     found = RandomBelow(j);

@@ -65,9 +65,12 @@ std::string FormatPipelineSummary(const std::string& path, const schema::Pipelin
 std::string FormatTraceSummary(const std::string& path, const schema::Trace& trace, const TraceReadReport& read) {
   const auto& h = trace.header();
   // An imported dump was written by another system, not by a plumber run.
+  // A DataLoader's trace is written by plumber_torch as it runs: snapshots.
   std::string out = h.has_imported()
                         ? Printf("%s: imported from %s, %s\n", path.c_str(), h.imported().format().c_str(),
-                                 FormatCount(trace.snapshots_size(), "dump", "dumps").c_str())
+                                 h.imported().has_dataloader()
+                                     ? FormatCount(trace.snapshots_size(), "snapshot", "snapshots").c_str()
+                                     : FormatCount(trace.snapshots_size(), "dump", "dumps").c_str())
                         : Printf("%s: trace (%s), %s, written by plumber %s\n", path.c_str(),
                                  EncodingName(read.encoding), FormatCount(read.records, "record", "records").c_str(),
                                  h.tool_version().empty() ? "?" : h.tool_version().c_str());

@@ -8,6 +8,11 @@ and, inside a dataset's __getitem__, optionally
         data = f.read()
         s.bytes = len(data)
 
+and, where `plumber rewrite` advises it, the cache of a dataset's
+deterministic prefix
+
+    dataset = plumber_torch.CachedPrefix(dataset, 1)
+
 docs/pytorch.md says what is traced and what is not."""
 
 from .stage import stage
@@ -22,4 +27,10 @@ def traced(loader, path, snapshot_every=1.0):
     return TracedLoader(loader, path, snapshot_every=snapshot_every)
 
 
-__all__ = ["traced", "stage", "__version__"]
+def CachedPrefix(dataset, transforms):  # noqa: N802 (a class to its users)
+    """See cached.CachedPrefix (imported here lazily: it needs torch)."""
+    from .cached import CachedPrefix as cls
+    return cls(dataset, transforms)
+
+
+__all__ = ["traced", "stage", "CachedPrefix", "__version__"]

@@ -199,6 +199,12 @@ class TracedLoader:
         self.path = self._writer.path
         self._t0 = _perf()
         self._start_unix_ns = time.time_ns()
+        try:
+            self._cpus = sorted(os.sched_getaffinity(0))
+        except AttributeError:
+            self._cpus = []
+        self._machine_start = _machine_cpu_ticks(self._cpus)
+        self._machine_last = (0, 0)
         self._totals = {}
         self._order = []
         self._worker_cpu = {}
@@ -462,16 +468,12 @@ class TracedLoader:
         cfg = self._config
         notes = []
         if cfg.num_workers > 0:
-            notes.append(
-                "the DataLoader's %d worker processes each run every stage of a batch in turn (__getitem__, "
-                "the transforms, collate_fn); the program gives each stage the workers' count as its "
-                "parallelism, so one stage's own bound (workers / its cost) is optimistic where the stages "
-                "share the workers" % cfg.num_workers)
             notes.append("handing a batch from a worker to the main process (pickling, shared memory, the "
-                         "queues) is not timed on its own: it is in the main process's wait")
+                         "queues) is not timed on its own: plumber prices it as the main process's CPU beyond "
+                         "the stages', which also holds the tracer's own and the training loop's")
             if not cfg.persistent_workers:
-                notes.append("workers are started at each epoch; that cost is in the main process's wait for "
-                             "each epoch's first batch")
+                notes.append("workers are started at each epoch: the trace times each epoch from iter() until "
+                             "its last worker came up, not what a worker's start costs the cores")
         else:
             notes.append("num_workers is 0: the main process loads every batch itself, between training steps")
         notes.append("thread CPU is read on one __getitem__ in %d (and every collate) and extrapolated per "
@@ -500,6 +502,16 @@ class TracedLoader:
         rss = _rss_bytes()
         if rss:
             s.rss_bytes = rss
+        ticks = _machine_cpu_ticks(self._cpus) if self._machine_start else None
+        if ticks:
+            # Cumulative since the tracer began, never decreasing (the
+            # kernel's iowait may), in nanoseconds.
+            ns = 1e9 / os.sysconf("SC_CLK_TCK")
+            idle = max(self._machine_last[0], int((ticks[0] - self._machine_start[0]) * ns))
+            busy = max(self._machine_last[1], int((ticks[1] - self._machine_start[1]) * ns))
+            self._machine_last = (idle, busy)
+            s.machine_idle_ns = idle
+            s.machine_busy_ns = busy
         for name, key in self._program:
             n = s.nodes.add()
             n.name = name
@@ -579,6 +591,29 @@ def _mem_available():
     except OSError:
         pass
     return 0
+
+
+def _machine_cpu_ticks(cpus):
+    """(idle, busy) clock ticks of the run's CPUs from /proc/stat, as plumber's
+    own runs count them (lib/runtime/machine_cpu.cc): idle + iowait, and
+    user + nice + system + irq + softirq + steal; the aggregate line where
+    the per-CPU lines are missing; None when /proc/stat cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            lines = [l.split() for l in f if l.startswith("cpu")]
+    except OSError:
+        return None
+    wanted = {"cpu%d" % c for c in cpus}
+    rows = [l for l in lines if l[0] in wanted] or [l for l in lines if l[0] == "cpu"]
+    idle = busy = 0
+    try:
+        for l in rows:
+            v = [int(x) for x in l[1:9]] + [0] * max(0, 9 - len(l))
+            idle += v[3] + v[4]
+            busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+    except ValueError:
+        return None
+    return (idle, busy) if rows else None
 
 
 def _rss_bytes():

@@ -138,6 +138,48 @@ class TracedDataLoaderTest(unittest.TestCase):
         rc, out, err = plumber("rank", path)
         self.assertEqual(rc, 0, out + err)
         self.assertIn("getitem", out)
+        self.check_advice(path, workers, persistent)
+
+    def check_advice(self, path, workers, persistent):
+        # The machine's CPU, as plumber's own runs record it, so the analysis
+        # can tell the cores the run really had.
+        _, snapshots, _, _ = read_trace(path)
+        self.assertTrue(snapshots[-1].HasField("machine_idle_ns"))
+        self.assertGreater(snapshots[-1].machine_idle_ns + snapshots[-1].machine_busy_ns, 0)
+        # The advice is the DataLoader call to write, priced by the
+        # evaluator, and the workers are modelled as one pool.
+        rc, out, err = plumber("analyze", path, "--format", "json")
+        self.assertEqual(rc, 0, out + err)
+        groups = {g["name"]: g for g in json.loads(out)["thread_groups"]}
+        if workers:
+            self.assertEqual(groups["DataLoader workers"]["threads"], workers)
+            self.assertNotIn("collate's input lock", groups)
+        else:
+            self.assertEqual(list(groups), ["consumer"])
+        rc, out, err = plumber("rewrite", path)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("DataLoader(dataset, batch_size=%d, num_workers=" % BATCH, out)
+        for argument in ("num_workers", "prefetch_factor", "persistent_workers"):
+            self.assertIn(argument + "=", out)
+        rc, out, err = plumber("rewrite", path, "--format", "json")
+        self.assertEqual(rc, 0, out + err)
+        d = json.loads(out)["dataloader"]
+        self.assertEqual(d["traced"]["num_workers"], workers)
+        self.assertEqual(d["traced"]["persistent_workers"], persistent)
+        self.assertEqual(set(d["advised"]), {"num_workers", "prefetch_factor", "persistent_workers", "pin_memory"})
+        self.assertGreater(d["advised_prediction_batches_per_s"], 0)
+        # The advised setting is the best the evaluator priced.
+        best = max(c["prediction_batches_per_s"] for c in d["candidates"])
+        self.assertGreaterEqual(d["advised_prediction_batches_per_s"], 0.995 * best)
+        self.assertGreater(len(d["candidates"]), 8)
+        for change in d["changes"]:
+            self.assertEqual(str(d["traced"][change["argument"]]).lower(), change["before"].lower())
+            self.assertTrue(change["why"])
+        # The transforms begin with RandomResizedCrop: only the decoded
+        # images can be cached.
+        self.assertEqual(d["cache"]["first_random"], "RandomResizedCrop")
+        self.assertEqual(d["cache"]["last_node"], "decode")
+        self.assertEqual(d["cache"]["transforms"], 0)
 
     def test_no_workers(self):
         self.check_trace(self.run_traced(0, False), 0, False)

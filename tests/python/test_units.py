@@ -207,3 +207,63 @@ class TracedArgumentsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CachedPrefixTest(unittest.TestCase):
+    """The Dataset wrapper the advice's cache names: the prefix runs once per
+    sample, the rest on every access, and the dataset is left as it was."""
+
+    def test_prefix_once_rest_every_time(self):
+        import torch
+        import torchvision.transforms as T
+
+        import plumber_torch
+
+        calls = {"prefix": 0, "rest": 0}
+
+        def prefix(x):
+            calls["prefix"] += 1
+            return x * 10
+
+        def rest(x):
+            calls["rest"] += 1
+            return x + 1
+
+        class Numbers(torch.utils.data.Dataset):
+            def __init__(self):
+                self.transform = T.Compose([prefix, rest])
+
+            def __len__(self):
+                return 3
+
+            def __getitem__(self, i):
+                return self.transform(i), "label%d" % i
+
+        ds = Numbers()
+        cached = plumber_torch.CachedPrefix(ds, 1)
+        self.assertEqual(calls, {"prefix": 3, "rest": 0})
+        self.assertEqual(len(cached), 3)
+        for _ in range(2):
+            self.assertEqual([cached[i] for i in range(3)], [(1, "label0"), (11, "label1"), (21, "label2")])
+        self.assertEqual(calls, {"prefix": 3, "rest": 6})
+        self.assertEqual(ds[2], (21, "label2"))  # the dataset's own Compose is back
+        self.assertEqual([t.__name__ for t in cached.transform.transforms], ["rest"])
+        batches = list(torch.utils.data.DataLoader(cached, batch_size=3, num_workers=0))
+        self.assertEqual(batches[0][0].tolist(), [1, 11, 21])
+
+    def test_refuses_what_it_cannot_split(self):
+        import torch
+
+        import plumber_torch
+
+        class Plain(torch.utils.data.Dataset):
+            transform = staticmethod(lambda x: x)
+
+            def __len__(self):
+                return 1
+
+            def __getitem__(self, i):
+                return i
+
+        with self.assertRaises(TypeError):
+            plumber_torch.CachedPrefix(Plain(), 0)

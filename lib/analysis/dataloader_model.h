@@ -1,0 +1,94 @@
+// The DataLoader's model: how a PyTorch DataLoader (a trace from
+// python/plumber_torch, ImportInfo.dataloader set) runs, as the evaluator's
+// thread groups and terms, so the as-traced prediction and the DataLoader
+// advice (rewrite/torch_advice.h) both ask the one evaluator.
+//
+// A DataLoader's workers are processes, and each builds whole batches:
+// read, decode and every transform of batch_size samples, then the collate,
+// on the same worker. So the nodes below the hand-off form ONE pool of
+// num_workers processes (no input lock: each worker is handed its own
+// indices by the sampler); with num_workers 0 the main process builds every
+// batch inline. The main process (the consumer) pays, per batch, what a
+// batch costs to cross from a worker (unpickling, shared memory, the
+// queues), measured as its CPU beyond the nodes'. At most prefetch_factor x
+// num_workers batches are in flight, so by Little's law the throughput is at
+// most that many over a batch's time in flight (its build on one worker plus
+// its crossing). A non-persistent pool restarts at every epoch: its workers
+// start one after the other (torch starts them in a loop), and the epoch's
+// first batch is built before the main process gets anything; a persistent
+// pool pays only that first batch. Both are the epoch restart's fill
+// (epoch_restart.h), which here holds the workers and the cores alike.
+#pragma once
+
+#include <optional>
+
+#include "analysis/evaluator.h"
+#include "analysis/thread_groups.h"
+#include "analysis/window.h"
+#include "pipeline/program_graph.h"
+
+namespace plumber::analysis {
+
+struct DataLoaderSetting {
+  int num_workers = 0;
+  int prefetch_factor = 2;
+  bool persistent_workers = false;
+
+  bool operator==(const DataLoaderSetting&) const = default;
+};
+
+// What the traced run measured of the DataLoader beyond its nodes.
+struct DataLoaderMeasured {
+  DataLoaderSetting traced;
+  bool pin_memory = false;
+  int64_t batch_size = 0;
+  // Batches per epoch (len(dataset) over batch_size); 0: unknown.
+  double batches_per_epoch = 0;
+  int64_t epochs = 0;
+  // One worker's start, seconds (the time from iter() until the last worker
+  // came up, over the workers started); nullopt when no worker started.
+  std::optional<double> worker_start_seconds;
+  // The main process's CPU per batch beyond the nodes' (a batch's crossing);
+  // nullopt when the traced run had no workers, so nothing crossed.
+  std::optional<double> crossing_seconds;
+};
+
+// What a DataLoader's trace measured (`header.imported.dataloader` set), over
+// `window`, whose nodes took `nodes_cpu_seconds` for `minibatches` batches;
+// nullopt for every other trace.
+std::optional<DataLoaderMeasured> MeasureDataLoader(const schema::TraceHeader& header, const SelectedWindow& window,
+                                                    int64_t minibatches, double nodes_cpu_seconds);
+
+// The thread groups of the program run by a DataLoader of `num_workers`:
+// group 0 the main process, which runs the hand-off node (the output, when
+// it is not itself a worker's node) and, at 0 workers, every node; group 1
+// the workers, every node below the hand-off.
+ThreadGroups DataLoaderThreadGroups(const ProgramGraph& graph, int num_workers);
+
+// The node the main process runs to take a batch from the workers (the
+// output when it is a prefetch: the tracer's worker queue), else -1.
+int DataLoaderHandOff(const ProgramGraph& graph);
+
+// True for a node of a DataLoader's trace whose output is a random draw: a
+// transform of torchvision's random augmentations (RandomResizedCrop,
+// RandomHorizontalFlip, ColorJitter, ...), told by its type name. A user's
+// own transform reads as deterministic; docs/pytorch.md says so.
+bool DataLoaderNodeIsRandom(const schema::Node& node);
+
+struct DataLoaderEvaluation {
+  Evaluation evaluation;  // throughput over whole epochs, restart included
+  // The in-flight bound (prefetch_factor x num_workers batches over a
+  // batch's time in flight); nullopt at 0 workers.
+  std::optional<double> in_flight_bound;
+  double restart_seconds = 0;  // per epoch: worker start and first batch
+};
+
+// The DataLoader of `setting` over `graph` with `costs` (the nodes' costs
+// per batch as traced) on `cores`, the consumer's own step `step_seconds`
+// a batch. `crossing_seconds` is what a batch's crossing costs the main
+// process (used only with workers).
+DataLoaderEvaluation EvaluateDataLoader(const ProgramGraph& graph, const ProgramCosts& costs,
+                                        const DataLoaderMeasured& measured, const DataLoaderSetting& setting,
+                                        double cores, double step_seconds);
+
+}  // namespace plumber::analysis
