@@ -206,7 +206,9 @@ StatusOr<std::string> ReadFileToString(Env* env, const std::string& path,
 class AtomicFile {
  public:
   // Creates the temporary file (`path`.tmp.PID.N, unique within the
-  // process, so concurrent writers of one path do not collide).
+  // process, so concurrent writers of one path do not collide). An
+  // existing `path` that is not a regular file (a device, a FIFO) is
+  // opened itself instead: it cannot be replaced, only written.
   static StatusOr<AtomicFile> Create(Env* env, const std::string& path);
   AtomicFile() = default;
   AtomicFile(AtomicFile&& other) noexcept;
@@ -240,6 +242,9 @@ class AtomicFile {
   std::string path_;
   std::string tmp_;  // empty once published or removed
   std::unique_ptr<WritableFile> file_;
+  // `path` is a device, FIFO or terminal, written where it is: there is no
+  // temporary file, and publishing does nothing.
+  bool in_place_ = false;
 };
 
 // Writes `contents` to a temporary file beside `path`, syncs it, and renames

@@ -326,6 +326,17 @@ static Status AsWriteError(const Status& s, const std::string& path) {
 }
 
 StatusOr<AtomicFile> AtomicFile::Create(Env* env, const std::string& path) {
+  // A device, a FIFO or a terminal (/dev/full, /dev/stdout, a named pipe)
+  // is written where it is: renamed over, it would be replaced by a
+  // regular file (as root, /dev/full once was). Such files exist only on
+  // the real file system, so the Env is not asked.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(path));
+    AtomicFile in_place(env, path, std::string(), std::move(file));
+    in_place.in_place_ = true;
+    return in_place;
+  }
   static std::atomic<uint64_t> serial{0};
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial.fetch_add(1));
   PLUMBER_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(tmp));
@@ -333,7 +344,11 @@ StatusOr<AtomicFile> AtomicFile::Create(Env* env, const std::string& path) {
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
-    : env_(other.env_), path_(std::move(other.path_)), tmp_(std::move(other.tmp_)), file_(std::move(other.file_)) {
+    : env_(other.env_),
+      path_(std::move(other.path_)),
+      tmp_(std::move(other.tmp_)),
+      file_(std::move(other.file_)),
+      in_place_(other.in_place_) {
   other.tmp_.clear();
 }
 
@@ -344,6 +359,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     path_ = std::move(other.path_);
     tmp_ = std::move(other.tmp_);
     file_ = std::move(other.file_);
+    in_place_ = other.in_place_;
     other.tmp_.clear();
   }
   return *this;
@@ -378,7 +394,8 @@ Status AtomicFile::Close() {
 
 Status AtomicFile::Commit() {
   if (!file_) return Status::FailedPrecondition(path_ + ": commit of a file already closed");
-  Status s = file_->Sync();
+  // A device or a pipe has nothing to sync (fsync refuses them).
+  Status s = in_place_ ? Status::OK() : file_->Sync();
   if (s.ok()) s = file_->Close();
   file_.reset();
   if (s.ok()) return Publish();

@@ -1,9 +1,12 @@
 // The Env seam: whole-file reads with a ceiling, atomic replacement.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
 
 #include "base/env.h"
 #include "fault_env.h"
@@ -20,6 +23,33 @@ fs::path TempDir() {
 }
 
 }  // namespace
+
+TEST_CASE("an atomic write to a FIFO writes into it and leaves it a FIFO", "[env]") {
+  // A device or a FIFO renamed over would become a regular file: run as
+  // root, `plumber run --trace /dev/full` once replaced /dev/full.
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber_fifo");
+  REQUIRE(dir.ok());
+  const std::string path = dir->path() + "/pipe";
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  // The reading end, opened first and without blocking, lets the write
+  // open the FIFO at once; the few bytes fit in the pipe's buffer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(fd >= 0);
+  const Status s = WriteFileAtomically(Env::Default(), path, "through the pipe");
+  std::string received;
+  char buf[64];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) received.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(received == "through the pipe");
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir->path())) ++entries;
+  CHECK(entries == 1);  // the FIFO, and no temporary beside it
+}
 
 TEST_CASE("atomic write replaces the whole file", "[env]") {
   Env* env = Env::Default();
