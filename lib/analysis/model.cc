@@ -57,9 +57,7 @@ Status Modeler::Window() {
   r_.window_seconds = static_cast<double>(w.end.wall_ns() - start_ns) * 1e-9;
   r_.snapshots = w.snapshots_in_window;
   const std::string& source = t_.source;
-  if (r_.window_seconds <= 0) {
-    return Status::InvalidArgument(source + ": zero elapsed time in the window; nothing to measure");
-  }
+  if (r_.window_seconds <= 0) return Status::InvalidArgument(source + ": zero elapsed time in the window; nothing to measure");
   const std::string& out = g_.name(g_.output());
   if (std::find(w.unreliable_nodes.begin(), w.unreliable_nodes.end(), out) != w.unreliable_nodes.end()) {
     return Status::InvalidArgument(source + ": the output node '" + out +
@@ -209,9 +207,7 @@ void Modeler::Imported() {
     limits.push_back("no file sizes: the datasets' cardinalities (so their sizes, and whether a cache fits) "
                      "are known only where the source counted them");
   }
-  if (t_.header.machine().cores() <= 0 && !opt_.cores) {
-    limits.push_back("the machine's cores are not recorded: give --cores");
-  }
+  if (t_.header.machine().cores() <= 0 && !opt_.cores) limits.push_back("the machine's cores are not recorded: give --cores");
   for (const auto& note : info.notes()) limits.push_back(note);
   int opaque = 0;
   for (int i = 0; i < g_.size(); ++i) opaque += g_.op(i).imported_only ? 1 : 0;

@@ -371,10 +371,8 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
 StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const RewriteOptions& options) {
   const ProgramGraph& graph = analysis.program_graph();
   RewriteResult result;
-  if (!analysis.plan) {
-    return Status::FailedPrecondition(
-        "the analysis has no plan to apply: analyse with AnalysisOptions::solve_programs");
-  }
+  if (!analysis.plan)
+    return Status::FailedPrecondition("the analysis has no plan to apply: analyse with AnalysisOptions::solve_programs");
   result.plan = *analysis.plan;
   const analysis::Plan& plan = result.plan;
   result.pipeline = graph.program();
@@ -624,9 +622,7 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
   }
 
   auto problems = ValidatePipeline(out);
-  if (!problems.empty()) {
-    return Status::Internal("the rewritten pipeline is invalid: " + problems.front().ToString());
-  }
+  if (!problems.empty()) return Status::Internal("the rewritten pipeline is invalid: " + problems.front().ToString());
 
   // ---- Predicted throughput after -------------------------------------------
   // The model of exactly the emitted pipeline.
