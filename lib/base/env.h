@@ -247,6 +247,12 @@ class AtomicFile {
   bool in_place_ = false;
 };
 
+// A failed write to `path` as its user should read it: the temporary beside
+// it ("PATH.tmp.PID.N") is named `path`, and a write that fails (a full disk
+// as much as a read-only file system) is an error about the target the user
+// chose, so it exits 2 like every other failed write. OK stays OK.
+Status AsWriteError(const Status& s, const std::string& path);
+
 // Writes `contents` to a temporary file beside `path`, syncs it, and renames
 // it over `path`: readers see the old file or the whole new one, never half.
 // On failure the temporary file is removed and `path` is left as it was.

@@ -308,10 +308,7 @@ ScopedTempDir::~ScopedTempDir() {
   }
 }
 
-// The user named `path`, not the temporary beside it ("PATH.tmp.PID.N"),
-// and a write that fails (a read-only file system as much as a full disk)
-// is the target the user chose: it exits 2 like every other failed write.
-static Status AsWriteError(const Status& s, const std::string& path) {
+Status AsWriteError(const Status& s, const std::string& path) {
   if (s.ok()) return s;
   std::string msg = s.message();
   const std::string tmp = path + ".tmp.";

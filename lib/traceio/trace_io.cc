@@ -46,11 +46,12 @@ TraceWriter::~TraceWriter() = default;  // out_ closes, and removes an unpublish
 StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::string& path,
                                                            const schema::TraceHeader& header) {
   const bool keep_existing = env->FileExists(path);
-  PLUMBER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(env, path));
-  std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(file)));
+  auto file = AtomicFile::Create(env, path);
+  if (!file.ok()) return AsWriteError(file.status(), path);
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(*file)));
   // A new path is readable from the first record on, as the run goes.
   if (!keep_existing) PLUMBER_RETURN_IF_ERROR(writer->Publish());
-  PLUMBER_RETURN_IF_ERROR(writer->file_->Append(Preamble()));
+  if (Status s = writer->file_->Append(Preamble()); !s.ok()) return AsWriteError(s, path);
   schema::TraceRecord record;
   *record.mutable_header() = header;
   PLUMBER_RETURN_IF_ERROR(writer->Write(record));
@@ -59,7 +60,7 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(Env* env, const std::
 
 Status TraceWriter::Publish() {
   if (published_) return Status::OK();
-  Status s = out_.Publish();
+  Status s = AsWriteError(out_.Publish(), out_.path());
   // A failed rename removed the file: nothing more may be written to it.
   if (!s.ok()) {
     if (failed_.ok()) failed_ = s;
@@ -76,7 +77,7 @@ Status TraceWriter::Write(const schema::TraceRecord& record) {
   if (!failed_.ok()) return failed_;
   Status s = records_->AddRecord(SerializeDeterministic(record));
   if (s.ok()) s = file_->Flush();
-  if (!s.ok()) failed_ = s;
+  if (!s.ok()) failed_ = s = AsWriteError(s, out_.path());
   return s;
 }
 
@@ -91,7 +92,7 @@ Status TraceWriter::Finish(const schema::RunEnd& end) {
   *record.mutable_end() = end;
   Status s = Write(record);
   finished_ = true;
-  Status c = out_.Close();
+  Status c = AsWriteError(out_.Close(), out_.path());
   return s.ok() ? c : s;
 }
 

@@ -251,7 +251,9 @@ TEST_CASE("a disk too full for the trace's header fails the run before it starts
   auto result = RunPipeline(&env, Graph(Burn()), config);
   REQUIRE_FALSE(result.ok());
   CHECK(env.failures() > 0);
-  CHECK(result.status().code() == Status::Code::kIOError);
+  // A failed write is an error about the target the user chose (exit 2).
+  CHECK(result.status().code() == Status::Code::kFailedPrecondition);
+  CHECK(result.status().IsBadInput());
   CHECK_THAT(result.status().message(), Catch::Contains(path) && Catch::Contains("No space left on device"));
 }
 
