@@ -4,9 +4,12 @@
 #include <cstdlib>
 
 #include "analysis/analyze.h"
+#include "base/number_format.h"
 
 namespace plumber::analysis {
 namespace {
+
+constexpr double kMaxPricePerHour = 1e6;
 
 // A plan that cannot reach its target says so as FailedPrecondition.
 bool Unreachable(const Status& s) { return s.code() == Status::Code::kFailedPrecondition; }
@@ -28,6 +31,11 @@ StatusOr<lp::ResourcePrices> ParseResourcePrices(std::string_view text, const lp
     const double v = std::strtod(item.c_str() + eq + 1, &end);
     if (end == item.c_str() + eq + 1 || *end != '\0' || !(v >= 0)) {
       return Status::InvalidArgument("'" + item + "' needs a non-negative number");
+    }
+    // A price is per hour of one core, GB or 100 MB/s: beyond a million the
+    // figure is a typo, and an infinite one makes the cost program unsolvable.
+    if (!(v <= kMaxPricePerHour)) {
+      return Status::InvalidArgument("'" + item + "': a price per hour is at most " + FormatSignificant(kMaxPricePerHour, 7));
     }
     if (key == "cpu") prices.per_core_hour = v;
     else if (key == "mem") prices.per_gb_hour = v;

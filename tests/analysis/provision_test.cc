@@ -43,6 +43,8 @@ TEST_CASE("provision: prices refused name the item", "[provision]") {
       {"cpu=", "'cpu=' needs a non-negative number"},
       {"cpu=2x", "'cpu=2x' needs a non-negative number"},
       {"bw=nan", "'bw=nan' needs a non-negative number"},
+      {"bw=inf", "'bw=inf': a price per hour is at most 1000000"},
+      {"cpu=2e6", "'cpu=2e6': a price per hour is at most 1000000"},
   };
   for (const auto& [text, message] : refused) {
     INFO(text);
