@@ -76,13 +76,14 @@ Status Modeler::Window() {
   window_known_ = !t_.header.has_imported() || t_.header.imported().window_known();
   if (window_known_) r_.observed_throughput = static_cast<double>(c0) / r_.window_seconds;
   // What the consumer (the training step) experienced: the paper's measure
-  // of an input-bound job.
+  // of an input-bound job. A wait that began before the window counts whole
+  // in it, so its share is capped at the window (one consumer waits).
   const auto& re = w.end.root();
   const int64_t calls = re.next_calls() - (w.start ? w.start->root().next_calls() : 0);
   const int64_t wait = re.wait_ns() - (w.start ? w.start->root().wait_ns() : 0);
   if (calls > 0 && wait >= 0) {
     r_.consumer_wait_seconds = static_cast<double>(wait) * 1e-9 / static_cast<double>(calls);
-    if (window_known_) r_.consumer_wait_fraction = static_cast<double>(wait) * 1e-9 / r_.window_seconds;
+    if (window_known_) r_.consumer_wait_fraction = std::min(1.0, static_cast<double>(wait) * 1e-9 / r_.window_seconds);
   }
   return Status::OK();
 }

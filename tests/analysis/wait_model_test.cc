@@ -261,5 +261,30 @@ TEST_CASE("no cache of a subtree that costs next to nothing (a list of file name
   CHECK(r->plan->cache_node != "files");
 }
 
+TEST_CASE("the consumer's wait is at most the whole window, even when a wait began before it", "[analysis][wait]") {
+  // 10 s window (1 s to 11 s); the consumer's counter grows by 12 s in it,
+  // since the wait under way at 1 s is counted when it ends.
+  TraceBuilder b(R"({"name": "w", "nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 100000000}},
+    {"name": "batch", "op": "batch", "inputs": ["src"], "batch": {"batch_size": 8}}]})",
+                 2);
+  for (int k = 0; k < 2; ++k) {
+    const int64_t mb = k == 0 ? 10 : 110;
+    auto& s = b.Snapshot(k == 0 ? 1 : 11);
+    TraceBuilder::Node(s, "src", {mb * 8, mb * 64, mb * 1'000'000, 0, 0});
+    TraceBuilder::Node(s, "batch", {mb, mb * 512, mb * 100'000, 0, mb * 8});
+    s.mutable_root()->set_next_calls(mb);
+    s.mutable_root()->set_wait_ns(k == 0 ? 0 : 12'000'000'000);
+  }
+  b.header().set_wait_traced(true);
+  auto r = b.Analyze();
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  REQUIRE(r->consumer_wait_seconds);
+  CHECK(*r->consumer_wait_seconds == Approx(0.12));  // 12 s over 100 minibatches, as counted
+  REQUIRE(r->consumer_wait_fraction);
+  CHECK(*r->consumer_wait_fraction == 1.0);
+}
+
 }  // namespace
 }  // namespace plumber::analysis
