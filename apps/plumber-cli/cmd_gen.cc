@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/env.h"
+#include "base/number_format.h"
 #include "command.h"
 #include "flag_check.h"
 #include "loop_ui.h"
@@ -88,10 +89,11 @@ int RunGen(const GenOptions& opt) {
     auto size = env->GetFileSize(p);
     if (size.ok()) total += *size;
   }
-  std::cout << fmt::format("wrote {} {} file(s) to {} ({} bytes)\n", written->size(), opt.kind, opt.outdir, total);
+  std::cout << fmt::format("wrote {} to {} ({})\n", FormatCount(written->size(), opt.kind + " file", opt.kind + " files"),
+                           opt.outdir, FormatCount(total, "byte", "bytes"));
   if (written->size() < static_cast<size_t>(opt.files)) {
-    Warn(fmt::format("interrupted after {} of {} file(s); the file being written was removed", written->size(),
-                     opt.files));
+    Warn(fmt::format("interrupted after {} of {}; the file being written was removed", written->size(),
+                     FormatCount(opt.files, "file", "files")));
   }
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "base/env.h"
+#include "base/number_format.h"
 #include "base/output_path.h"
 #include "base/units.h"
 #include "command.h"
@@ -49,8 +50,8 @@ int RunImport(const ImportFlags& f) {
     const OpDef* def = FindOp(n.op());
     if (def != nullptr && def->imported_only) ++opaque;
   }
-  std::cout << "imported " << f.files.size() << " dump(s) of " << info.format() << " to " << f.out << ": "
-            << trace->header().program().nodes_size() << " nodes (" << opaque << " opaque), "
+  std::cout << "imported " << FormatCount(f.files.size(), "dump", "dumps") << " of " << info.format() << " to " << f.out << ": "
+            << FormatCount(trace->header().program().nodes_size(), "node", "nodes") << " (" << opaque << " opaque), "
             << (info.window_known() ? "time from " + info.window_from() : std::string("time unknown")) << "\n";
   if (!info.window_known() && f.files.size() == 1) {
     std::cout << "  note: one dump gives per-element costs, visit ratios and the ranking, not throughput: give two "

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/number_format.h"
 #include "pipeline/op_table.h"
 #include "pipeline/param_check.h"
 
@@ -109,9 +110,9 @@ class Validator {
     const int inputs = n.inputs_size();
     if (inputs < def->min_inputs || inputs > def->max_inputs) {
       std::string want = def->min_inputs == def->max_inputs
-                             ? std::to_string(def->min_inputs)
-                             : std::to_string(def->min_inputs) + " to " + std::to_string(def->max_inputs);
-      Add(name, "inputs", Quote(n.op()) + " takes " + want + " input(s), got " + std::to_string(inputs));
+                             ? FormatCount(def->min_inputs, "input", "inputs")
+                             : std::to_string(def->min_inputs) + " to " + FormatCount(def->max_inputs, "input", "inputs");
+      Add(name, "inputs", Quote(n.op()) + " takes " + want + ", got " + std::to_string(inputs));
     }
     for (int i = 0; i < inputs; ++i) {
       const std::string& in = n.inputs(i);

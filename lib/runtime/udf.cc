@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "base/number_format.h"
 #include "runtime/compression.h"
 #include "runtime/example.h"
 #include "runtime/stats.h"
@@ -137,8 +138,8 @@ class ComponentOp : public UdfOp {
  protected:
   StatusOr<Tensor*> Get(Element* e, const char* op) const {
     if (component_ >= e->size()) {
-      return Status::InvalidArgument(std::string(op) + ": the element has " + std::to_string(e->size()) +
-                                     " component(s), no component " + std::to_string(component_));
+      return Status::InvalidArgument(std::string(op) + ": the element has " + FormatCount(e->size(), "component", "components") +
+                                     ", no component " + std::to_string(component_));
     }
     return &(*e)[component_];
   }

@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 
+#include "base/number_format.h"
 #include "base/units.h"
 #include "pipeline/param_check.h"
 #include "pipeline/program_graph.h"
@@ -375,7 +376,7 @@ class Importer {
     const OpDef* def = FindOp(OpName(kind));
     const int ins = n->inputs_size();
     if (kind != Kind::kOpaque && (def == nullptr || ins < def->min_inputs || ins > def->max_inputs)) {
-      notes_.push_back(p.name + " (" + p.type + ") has " + std::to_string(ins) + " input(s), which plumber's " +
+      notes_.push_back(p.name + " (" + p.type + ") has " + FormatCount(ins, "input", "inputs") + ", which plumber's " +
                        OpName(kind) + " does not take: kept as an opaque node");
       if (kind == Kind::kInterleave) n->add_inputs(places_.at(FunctionKey(p)).name);
       kind = Kind::kOpaque;

@@ -26,10 +26,10 @@ if [ "$rc" != 0 ]; then echo "FAIL: exit $rc after SIGINT, expected 0 as plumber
 leftover=$(ls -A "$tmp/g" | grep -v '^corpus-[0-9]*\.txt$')
 if [ -n "$leftover" ]; then echo "FAIL: left behind: $leftover"; fail=1; fi
 written=$(ls "$tmp/g" | grep -c '^corpus-[0-9]*\.txt$')
-if ! grep -q "^wrote $written text file(s) to $tmp/g" "$tmp/out"; then
+if ! grep -q "^wrote $written text files\? to $tmp/g" "$tmp/out"; then
   echo "FAIL: the summary does not say $written file(s):"; cat "$tmp/out"; fail=1
 fi
-if ! grep -q "interrupted after $written of 500 file(s)" "$tmp/err"; then
+if ! grep -q "interrupted after $written of 500 files" "$tmp/err"; then
   echo "FAIL: no word of the interruption:"; cat "$tmp/err"; fail=1
 fi
 for f in "$tmp"/g/corpus-*.txt; do

@@ -197,7 +197,7 @@ TEST_CASE("wrong input arity", "[validate]") {
   ExpectOne(R"({"nodes": [
       {"name": "src", "op": "range", "range": {"stop": 10}},
       {"name": "src2", "op": "range", "inputs": ["src"], "range": {"stop": 10}}]})",
-            "src2", "inputs", "'range' takes 0 input(s), got 1");
+            "src2", "inputs", "'range' takes 0 inputs, got 1");
 }
 
 TEST_CASE("LoadProgram names the file, node and field", "[validate]") {
