@@ -1,10 +1,7 @@
 // plumber optimize PIPELINE: runs the loop of lib/optimize (trace, analyze,
 // rewrite, run the rewrite, repeat while it pays) and writes the best
-// pipeline measured, atomically, to -o (default PIPELINE's name with
-// ".optimized" before the extension, beside it, so its relative paths
-// still resolve). The step table goes to stdout (--format json for
-// scripts); the live progress line to stderr when it is a terminal.
-// Ctrl-C ends the current run and writes the best pipeline so far.
+// pipeline measured to -o (default: beside PIPELINE, so its relative paths
+// resolve). Ctrl-C ends the current run and writes the best so far.
 #include <filesystem>
 #include <iostream>
 
@@ -38,23 +35,16 @@ struct OptimizeFlags {
   bool no_prefetch = false;
 };
 
+// The flags as options; the validators (flag_check.h) have checked every
+// value, so only the storage flags, parsed together, can still be refused.
 StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   optimize::OptimizeOptions o;
   if (f.cores > 0) o.cores = f.cores;
-  if (!f.mem.empty()) {
-    PLUMBER_ASSIGN_OR_RETURN(uint64_t mem, units::ParseBytes(f.mem));
-    o.memory_bytes = mem;
-  }
-  if (!f.disk_bandwidth.empty()) {
-    auto bw = units::ParseRate(f.disk_bandwidth);
-    if (!bw.ok()) return bw.status().WithContext("--disk-bandwidth");
-    if (!(*bw > 0)) return Status::InvalidArgument("--disk-bandwidth: must be > 0");
+  if (auto mem = units::ParseBytes(f.mem); !f.mem.empty() && mem.ok()) o.memory_bytes = *mem;
+  if (auto bw = units::ParseRate(f.disk_bandwidth); !f.disk_bandwidth.empty() && bw.ok()) {
     o.disk_bandwidth_bytes_per_s = *bw;
   }
-  auto seconds = units::ParseSeconds(f.seconds);
-  if (!seconds.ok()) return seconds.status().WithContext("--seconds");
-  if (!(*seconds > 0)) return Status::InvalidArgument("--seconds: must be > 0");
-  o.seconds_per_run = *seconds;
+  PLUMBER_ASSIGN_OR_RETURN(o.seconds_per_run, units::ParseSeconds(f.seconds));
   o.max_steps = f.max_steps;
   PLUMBER_RETURN_IF_ERROR(ParseStorageFlags(f.storage, &o.storage));
   o.plan.allow_cache = !f.no_cache;
@@ -94,9 +84,8 @@ int RunOptimize(const OptimizeFlags& f) {
   const optimize::OptimizeResult& r = *result;
 
   const bool have_best = r.has_best();
-  if (have_best) {
-    if (Status s = WritePipeline(env, output, r.best_pipeline(), *encoding); !s.ok()) return ReportError(s);
-  }
+  Status wrote = have_best ? WritePipeline(env, output, r.best_pipeline(), *encoding) : Status::OK();
+  if (!wrote.ok()) return ReportError(wrote);
   const std::string written = have_best ? output : "";
   std::cout << (f.format == "json" ? report::StepJson(r, written)
                                    : report::OptimizeText(f.pipeline, r, options->seconds_per_run, written,

@@ -30,47 +30,21 @@ struct ProvisionFlags {
   std::string target_text;    // "200", "200/s", "1.5K/s": units like every rate
   std::string cost;
   std::string format = "text";
-  // tf.data service planning (--workers) and its worker machine.
+  // tf.data service planning (--workers) and its worker machine; the
+  // validators (flag_check.h) have checked every value, and CLI11 that the
+  // worker flags come with --workers and without --cost.
   bool workers = false;
   int worker_cores = 0;
-  CLI::Option* worker_cores_flag = nullptr;  // count() says whether it was given
   std::string worker_mem;
   std::string worker_network;
 };
 
-// The worker flags of --workers, parsed with their units.
-StatusOr<analysis::ServiceRequest> ParseServiceRequest(const ProvisionFlags& f) {
+// The worker flags of --workers, read with their units.
+analysis::ServiceRequest ServiceRequestOf(const ProvisionFlags& f) {
   analysis::ServiceRequest r;
-  if (!f.workers) {
-    for (const auto& [flag, given] : {std::pair{"--worker-cores", f.worker_cores_flag->count() > 0},
-                                      std::pair{"--worker-mem", !f.worker_mem.empty()},
-                                      std::pair{"--worker-network", !f.worker_network.empty()}}) {
-      if (given) return Status::InvalidArgument(std::string(flag) + " describes a tf.data service worker: add --workers");
-    }
-    return r;
-  }
-  if (!f.cost.empty()) {
-    return Status::InvalidArgument("--cost prices one machine; --workers plans a service and does not price it");
-  }
-  if (f.worker_cores_flag->count() > 0) {
-    if (f.worker_cores <= 0) {
-      return Status::InvalidArgument("--worker-cores must be positive, got " + std::to_string(f.worker_cores));
-    }
-    r.worker_cores = f.worker_cores;
-  }
-  if (!f.worker_mem.empty()) {
-    auto mem = units::ParseBytes(f.worker_mem);
-    if (!mem.ok()) return mem.status().WithContext("--worker-mem");
-    if (*mem == 0) return Status::InvalidArgument("--worker-mem must be positive, got '" + f.worker_mem + "'");
-    r.worker_memory_bytes = *mem;
-  }
-  if (!f.worker_network.empty()) {
-    auto bw = units::ParsePositiveRate(f.worker_network);
-    if (!bw.ok() && bw.status().code() != Status::Code::kOutOfRange) return bw.status().WithContext("--worker-network");
-    if (!bw.ok()) {
-      return Status::InvalidArgument("--worker-network must be a positive rate (e.g. 10Gb/s or 1.25GB/s), got '" +
-                                     f.worker_network + "'");
-    }
+  if (f.worker_cores > 0) r.worker_cores = f.worker_cores;
+  if (auto mem = units::ParseBytes(f.worker_mem); !f.worker_mem.empty() && mem.ok()) r.worker_memory_bytes = *mem;
+  if (auto bw = units::ParsePositiveRate(f.worker_network); !f.worker_network.empty() && bw.ok()) {
     r.worker_network_bytes_per_s = *bw;
   }
   return r;
@@ -80,11 +54,8 @@ int RunProvision(const ProvisionFlags& f) {
   analysis::ProvisionRequest request;
   auto target = report::ParseThroughput(f.target_text);
   if (!target.ok()) return ReportError(target.status().WithContext("--target-rate"));
-  if (!(*target > 0)) return ReportError(Status::InvalidArgument("--target-rate must be positive, got '" + f.target_text + "'"));
   request.target = *target;
-  auto service = ParseServiceRequest(f);
-  if (!service.ok()) return ReportError(service.status());
-  if (f.workers) request.service = *service;
+  if (f.workers) request.service = ServiceRequestOf(f);
   auto prices = analysis::ParseResourcePrices(f.cost);
   if (!prices.ok()) return ReportError(prices.status().WithContext("--cost"));
   request.prices = *prices;
@@ -117,18 +88,22 @@ Handler SetupProvision(CLI::App& app) {
   app.add_option("--target-rate", f->target_text, "Minibatches per second to reach, e.g. 200 or 200/s")
       ->required()
       ->check(MinibatchRate());
-  app.add_option("--cost", f->cost, "Prices per hour: cpu=PER_CORE,mem=PER_GB,bw=PER_100MB/s");
+  auto* workers = app.add_flag("--workers", f->workers,
+                               "Plan a tf.data service deployment (workers, sharding, where distribute goes) "
+                               "instead of one machine");
+  app.add_option("--cost", f->cost, "Prices per hour of one machine: cpu=PER_CORE,mem=PER_GB,bw=PER_100MB/s")
+      ->excludes(workers);
   app.add_option("--format", f->format, "Output: text (default) or json")->check(CLI::IsMember({"text", "json"}));
-  app.add_flag("--workers", f->workers,
-               "Plan a tf.data service deployment (workers, sharding, where distribute goes) instead of one machine");
-  f->worker_cores_flag =
-      app.add_option("--worker-cores", f->worker_cores, "Cores of each worker (default: the traced machine's)")
-          ->check(WholeNumber(1, kMaxCores));
+  app.add_option("--worker-cores", f->worker_cores, "Cores of each worker (default: the traced machine's)")
+      ->check(WholeNumber(1, kMaxCores))
+      ->needs(workers);
   app.add_option("--worker-mem", f->worker_mem, "Memory of each worker, e.g. 64G (default: the traced machine's)")
-      ->check(Size());
+      ->check(Size())
+      ->needs(workers);
   app.add_option("--worker-network", f->worker_network,
                  "Bytes/s each worker can send to the trainer, e.g. 10Gb/s or 1.25GB/s (default: no limit)")
-      ->check(Rate());
+      ->check(Rate())
+      ->needs(workers);
   return [f] { return RunProvision(*f); };
 }
 

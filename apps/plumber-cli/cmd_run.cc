@@ -37,41 +37,24 @@ struct RunOptions {
   std::string format = "text";
 };
 
-StatusOr<double> OptionalSeconds(const std::string& text, const char* flag) {
-  if (text.empty()) return 0.0;
-  auto v = units::ParseSeconds(text);
-  if (!v.ok()) return v.status().WithContext(flag);
-  if (*v < 0) return Status::InvalidArgument(std::string(flag) + ": must not be negative");
-  return *v;
+// A duration its flag's validator accepted (flag_check.h); empty is 0.
+double Seconds(const std::string& text) {
+  auto v = text.empty() ? StatusOr<double>(0.0) : units::ParseSeconds(text);
+  return v.ok() ? *v : 0.0;
 }
 
 int RunRun(const RunOptions& opt) {
   Env* env = Env::Default();
   runtime::RunConfig config;
-  auto seconds = OptionalSeconds(opt.seconds, "--seconds");
-  auto warmup = OptionalSeconds(opt.warmup, "--warmup");
-  auto every = OptionalSeconds(opt.snapshot_every, "--snapshot-every");
-  auto step = OptionalSeconds(opt.step_time, "--step-time");
-  for (const auto* s : {&seconds, &warmup, &every, &step}) {
-    if (!s->ok()) return ReportError(s->status());
-  }
   if (Status s = ParseStorageFlags(opt.storage, &config.storage); !s.ok()) return ReportError(s);
-  if (*every <= 0) return ReportError(Status::InvalidArgument("--snapshot-every: must be > 0"));
-  if (!opt.seconds.empty() && opt.batches > 0) {
-    return ReportError(Status::InvalidArgument("give --seconds or --batches, not both"));
-  }
-  if (opt.batches < 0) return ReportError(Status::InvalidArgument("--batches: must be >= 0"));
-  if (opt.no_trace && !opt.trace.empty()) {
-    return ReportError(Status::InvalidArgument("--no-trace and --trace contradict each other"));
-  }
   if (!opt.trace.empty()) {
     if (Status s = CheckOutputPath(opt.trace, {opt.pipeline}); !s.ok()) return ReportError(s.WithContext("--trace"));
   }
-  config.seconds = *seconds;
+  config.seconds = Seconds(opt.seconds);
   config.batches = opt.batches;
-  config.warmup_seconds = *warmup;
-  config.snapshot_every_seconds = *every;
-  config.step_time_seconds = *step;
+  config.warmup_seconds = Seconds(opt.warmup);
+  config.snapshot_every_seconds = Seconds(opt.snapshot_every);
+  config.step_time_seconds = Seconds(opt.step_time);
   config.trace_path = opt.trace;
   config.tracing = !opt.no_trace;
   config.argv = runtime::ReadCommandLine(env);  // as typed, for the trace header
@@ -82,10 +65,8 @@ int RunRun(const RunOptions& opt) {
   if (!pipeline.ok()) return ReportError(pipeline.status());
 
   if (opt.calibrate) {
-    auto per_point = OptionalSeconds(opt.calibrate_seconds, "--calibrate-seconds");
-    if (!per_point.ok()) return ReportError(per_point.status());
-    if (*per_point <= 0) return ReportError(Status::InvalidArgument("--calibrate-seconds: must be > 0"));
-    auto points = runtime::MeasureSourceBandwidth(env, *pipeline, config.base_dir, config.storage, *per_point);
+    auto points = runtime::MeasureSourceBandwidth(env, *pipeline, config.base_dir, config.storage,
+                                                  Seconds(opt.calibrate_seconds));
     if (!points.ok()) return ReportError(points.status().WithContext(opt.pipeline));
     // With --format json, stdout is the summary alone.
     std::ostream& table = opt.format == "json" ? std::cerr : std::cout;
@@ -95,14 +76,9 @@ int RunRun(const RunOptions& opt) {
 
   config.progress = RunProgressLine();
   config.stop = InstallRunStopHandler();
-
-  if (!config.trace_path.empty()) {
-    // The price of a hand-off between threads and of a wait among many
-    // threads on this machine, for the model (about half a second, before
-    // the pipeline starts its threads; after the signal handlers, so that a
-    // stop request meanwhile ends the run cleanly).
-    config.handoff = runtime::CalibrateHandoff();
-  }
+  // The machine's price of a hand-off, for the model: about half a second,
+  // after the signal handlers so that a stop request meanwhile ends cleanly.
+  if (!config.trace_path.empty()) config.handoff = runtime::CalibrateHandoff();
 
   auto result = runtime::RunPipeline(env, *pipeline, config);
   ClearRunProgress();
@@ -120,19 +96,20 @@ int RunRun(const RunOptions& opt) {
 Handler SetupRun(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   app.add_option("PIPELINE", opt->pipeline, "Pipeline definition (JSON or binary)")->required();
-  app.add_option("--trace", opt->trace, "Write the trace to this file");
-  app.add_option("--seconds", opt->seconds,
-                 "Stop after this long, e.g. 30s or 2m, up to 100 days (default: end of data)")
-      ->check(Duration());
+  auto* trace = app.add_option("--trace", opt->trace, "Write the trace to this file");
+  auto* seconds = app.add_option("--seconds", opt->seconds,
+                                 "Stop after this long, e.g. 30s or 2m, up to 100 days (default: end of data)")
+                      ->check(Duration());
   app.add_option("--batches", opt->batches, "Stop after this many batches, 1 or more (default: end of data)")
-      ->check(WholeNumber(1, kMaxBatches));
+      ->check(WholeNumber(1, kMaxBatches))
+      ->excludes(seconds);
   app.add_option("--warmup", opt->warmup, "Warm-up the analysis and the throughput skip (default 0)")
       ->check(Duration(/*zero_ok=*/true));
   app.add_option("--snapshot-every", opt->snapshot_every, "Snapshot period (default 1s)")->check(Duration());
   AddStorageFlags(app, &opt->storage, "to this rate, e.g. 100MB/s");
   app.add_option("--step-time", opt->step_time, "Sleep this long per batch, standing for the model step")
       ->check(Duration(/*zero_ok=*/true));
-  app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)");
+  app.add_flag("--no-trace", opt->no_trace, "Turn per-node tracing off (for overhead measurements)")->excludes(trace);
   app.add_flag("--calibrate-source", opt->calibrate,
                "First measure the source's bandwidth at read parallelism 1..16 and store the curve in the trace");
   app.add_option("--calibrate-seconds", opt->calibrate_seconds, "Time per calibration point (default 1s)")
