@@ -383,7 +383,12 @@ TEST_CASE("plumber demo --small succeeds and shows before and after", "[loop][cl
   // sanitizers it once measured 83.4 minibatches/s against step 0's 84.5,
   // where eight reruns gave it 1.3x to 1.6x.
   CHECK(out.find("\n1 ") != std::string::npos);
-  CHECK(out.find("parallelism 1->2") != std::string::npos);
+  // Step 1 changed the pipeline. Which change depends on the cores the run
+  // had: on an idle machine the decode's threads and a cache; on a CI
+  // machine whose other core was busy the run had about one core, and the
+  // plan rightly adds no thread, only the cache.
+  CHECK((out.find("decode parallelism 1->2") != std::string::npos ||
+         out.find("shards_cache: cache in memory") != std::string::npos));
 }
 
 }  // namespace
