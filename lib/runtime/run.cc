@@ -351,10 +351,11 @@ class Session {
     return result;
   }
 
-  // Why the trace could not be written, and what it still holds.
+  // Why the trace could not be written, and what it still holds: an error
+  // about the target the user chose, as every failed write is (exit 2).
   Status TraceError() {
     std::lock_guard<std::mutex> lock(mu_);
-    return Status::IOError("writing the trace failed: " + trace_error_.message() + "; " + config_.trace_path +
+    return Status::FailedPrecondition("writing the trace failed: " + trace_error_.message() + "; " + config_.trace_path +
                            " keeps the " + FormatCount(snapshots_, "snapshot", "snapshots") +
                            " written before the failure");
   }
