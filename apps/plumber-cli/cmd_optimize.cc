@@ -40,10 +40,8 @@ struct OptimizeFlags {
 StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   optimize::OptimizeOptions o;
   if (f.cores > 0) o.cores = f.cores;
-  if (auto mem = units::ParseBytes(f.mem); !f.mem.empty() && mem.ok()) o.memory_bytes = *mem;
-  if (auto bw = units::ParseRate(f.disk_bandwidth); !f.disk_bandwidth.empty() && bw.ok()) {
-    o.disk_bandwidth_bytes_per_s = *bw;
-  }
+  o.memory_bytes = Given(f.mem, units::ParseBytes);
+  o.disk_bandwidth_bytes_per_s = Given(f.disk_bandwidth, units::ParseRate);
   PLUMBER_ASSIGN_OR_RETURN(o.seconds_per_run, units::ParseSeconds(f.seconds));
   o.max_steps = f.max_steps;
   PLUMBER_RETURN_IF_ERROR(ParseStorageFlags(f.storage, &o.storage));

@@ -43,10 +43,8 @@ struct ProvisionFlags {
 analysis::ServiceRequest ServiceRequestOf(const ProvisionFlags& f) {
   analysis::ServiceRequest r;
   if (f.worker_cores > 0) r.worker_cores = f.worker_cores;
-  if (auto mem = units::ParseBytes(f.worker_mem); !f.worker_mem.empty() && mem.ok()) r.worker_memory_bytes = *mem;
-  if (auto bw = units::ParsePositiveRate(f.worker_network); !f.worker_network.empty() && bw.ok()) {
-    r.worker_network_bytes_per_s = *bw;
-  }
+  r.worker_memory_bytes = Given(f.worker_mem, units::ParseBytes);
+  r.worker_network_bytes_per_s = Given(f.worker_network, units::ParsePositiveRate);
   return r;
 }
 

@@ -37,11 +37,8 @@ struct RunOptions {
   std::string format = "text";
 };
 
-// A duration its flag's validator accepted (flag_check.h); empty is 0.
-double Seconds(const std::string& text) {
-  auto v = text.empty() ? StatusOr<double>(0.0) : units::ParseSeconds(text);
-  return v.ok() ? *v : 0.0;
-}
+// A duration its flag's validator accepted; not given is 0.
+double Seconds(const std::string& text) { return Given(text, units::ParseSeconds).value_or(0.0); }
 
 int RunRun(const RunOptions& opt) {
   Env* env = Env::Default();

@@ -7,8 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
+
+#include "base/status.h"
 
 namespace plumber::cli {
 
@@ -47,5 +52,15 @@ CLI::Validator MinibatchRate();
 CLI::Validator Window();
 // A share as units::ParseFraction reads it ("10%", "0.1").
 CLI::Validator Share();
+
+// The value of a flag whose validator above accepted it, read with the same
+// units:: parser (so it cannot fail then); nullopt when the flag was not
+// given. Handlers convert with it instead of checking again.
+template <typename T>
+std::optional<T> Given(const std::string& text, StatusOr<T> (*parse)(std::string_view)) {
+  if (text.empty()) return std::nullopt;
+  auto v = parse(text);
+  return v.ok() ? std::optional<T>(*v) : std::nullopt;
+}
 
 }  // namespace plumber::cli
