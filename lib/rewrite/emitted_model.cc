@@ -8,7 +8,6 @@
 #include "analysis/evaluator.h"
 #include "analysis/thread_groups.h"
 #include "lp/steady_limits.h"
-#include "pipeline/pool_chunks.h"
 
 namespace plumber::rewrite {
 namespace {
@@ -41,52 +40,6 @@ double StackColdness(const ProgramGraph& g, const analysis::ThreadGroups& tg, co
 
 }  // namespace
 
-double HandoffPrice::ElementSeconds(double bytes) const {
-  if (!known) return 0;
-  if (bytes <= 15 || payload_ns <= 0) return chunked_ns * 1e-9;
-  return (payload_ns + per_byte_ns * std::clamp(bytes - 128, 0.0, kFittedBytes - 128)) * 1e-9;
-}
-
-double HandoffPrice::CopySeconds(double bytes) const {
-  if (!known) return 0;
-  if (copy_ns <= 0) return ElementSeconds(bytes);
-  return (copy_ns + copy_per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
-}
-
-double HandoffPrice::BeyondFittedSeconds(double bytes, double work_ns) const {
-  if (!known || payload_ns <= 0 || copy_ns <= 0 || bytes <= kFittedBytes) return 0;
-  const double share = std::clamp(CopySeconds(bytes) * 1e9 / std::max(1.0, work_ns), 0.0, 1.0);
-  return per_byte_ns * (bytes - kFittedBytes) * share * 1e-9;
-}
-
-double HandoffPrice::WakeupSeconds(bool traced_many) const {
-  if (!known) return 0;
-  if (wait_ns <= 0) return ChunkSeconds();
-  // The waiting element went alone in its chunk: its hand-off is a chunk's.
-  return std::max(0.0, (wait_ns - (traced_many ? wait_thread_ns : 0) - chunked_ns) * 1e-9 - ChunkSeconds());
-}
-
-double HandoffPrice::ChunkSeconds() const {
-  if (!known) return 0;
-  return std::max(per_handoff_ns, parked_chunk_ns) * 1e-9;
-}
-
-double HandoffPrice::SecondsPerElement(double bytes, double work_ns) const {
-  if (!known) return 0;
-  const auto chunk = static_cast<double>(
-      PoolChunkTasks(static_cast<int64_t>(std::min(work_ns, 1e15)), static_cast<int64_t>(std::min(bytes, 1e15))));
-  return ChunkSeconds() / chunk + ElementSeconds(bytes) + BeyondFittedSeconds(bytes, work_ns);
-}
-
-double HandoffPrice::Coldness(double assembly_seconds) {
-  return std::clamp(assembly_seconds / kColdAfterSeconds, 0.0, 1.0);
-}
-
-double HandoffPrice::ColdStackingSeconds(double bytes, double coldness) const {
-  if (!known || cold_stacking_per_byte_ns <= 0) return 0;
-  return cold_stacking_per_byte_ns * bytes * coldness * 1e-9;
-}
-
 double EmittedModel::Costs::Cpu() const {
   double sum = 0;
   for (const auto& [name, cpu] : cpu_of) sum += cpu;
@@ -117,20 +70,7 @@ EmittedModel::EmittedModel(const analysis::Analysis& analysis, const analysis::P
   const ProgramGraph& traced = analysis.program_graph();
   traced_handoffs_ = HandsOff(traced, analysis::BuildThreadGroups(traced));
   for (int i = 0; i < traced.size(); ++i) traced_parallelism_[traced.name(i)] = StageParallelism(traced, i);
-  if (analysis.header.machine().has_handoff()) {
-    const schema::HandoffCost& h = analysis.header.machine().handoff();
-    price_.known = h.cpu_ns() > 0;
-    price_.per_handoff_ns = h.cpu_ns();
-    price_.parked_chunk_ns = h.parked_chunk_cpu_ns();
-    price_.chunked_ns = h.chunked_cpu_ns();
-    price_.payload_ns = h.payload_cpu_ns();
-    price_.per_byte_ns = h.payload_cpu_ns_per_byte();
-    price_.copy_ns = h.copy_cpu_ns();
-    price_.copy_per_byte_ns = h.copy_cpu_ns_per_byte();
-    price_.wait_ns = h.wait_cpu_ns();
-    price_.wait_thread_ns = h.wait_thread_cpu_ns();
-    price_.cold_stacking_per_byte_ns = h.cold_stacking_cpu_ns_per_byte();
-  }
+  price_ = analysis::HandoffPriceOf(analysis.header.machine());
   // Every wait of a node's own work ends in a wake-up the trace's CPU does
   // not hold: one per storage request of a reader, else one per element (a
   // sleep or a call per element). A node traced on more threads than cores

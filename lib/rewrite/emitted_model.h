@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "analysis/analysis.h"
+#include "analysis/handoff_price.h"
 #include "analysis/plan.h"
 #include "analysis/thread_groups.h"
 #include "base/status.h"
@@ -25,92 +26,8 @@
 
 namespace plumber::rewrite {
 
-// What handing one element between threads costs, in CPU seconds, from the
-// machine's calibration (runtime/calibrate.h, the trace's machine.handoff):
-// elements whose payload lives inside the tensor (up to 15 bytes,
-// std::string's inline buffer) at the scalars' chunked price, larger ones
-// at the price of a payload of their own (128 bytes, and per byte beyond);
-// plus one hand-off with its wake-up per chunk, a pool's chunk holding
-// about a millisecond of work. Zero for traces without the calibration.
-struct HandoffPrice {
-  bool known = false;
-  double per_handoff_ns = 0;
-  // A chunk's hand-off when its threads park and are woken for it, as they
-  // do in runs (calibrated; 0 in older traces, which price every chunk at
-  // per_handoff_ns, measured on elements that never let them park).
-  double parked_chunk_ns = 0;
-  double chunked_ns = 0;
-  double payload_ns = 0;
-  double per_byte_ns = 0;
-  // Copying an element on one thread (calibrated; 0 in older traces).
-  double copy_ns = 0;
-  double copy_per_byte_ns = 0;
-  // A waiting element in a pool of many threads beyond its op's CPU
-  // inline, and of that what its own thread's clock sees (calibrated; 0
-  // in older traces).
-  double wait_ns = 0;
-  double wait_thread_ns = 0;
+using analysis::HandoffPrice;
 
-  // The largest payload the calibration measures (runtime/calibrate.cc).
-  // Beyond it the per-byte price is charged only for the share of the op's
-  // work that is copying (BeyondFittedSeconds): an element larger than a
-  // core's cache, made on one core and freed on another, comes back to its
-  // maker cold, and writing it again costs the slope per byte when the op
-  // does little but write it; an op that computes each byte hides those
-  // writes behind its work (the image example's decode, about 500 us per
-  // 602 kB element, cost no more pooled than inline; the cached example's
-  // 1.57 MB minibatches, a copy each, cost 0.05-0.08 ns per byte more).
-  static constexpr double kFittedBytes = 65536;
-
-  // One element of `bytes` crossing threads, without the chunk's hand-off,
-  // its bytes counted up to kFittedBytes.
-  double ElementSeconds(double bytes) const;
-  // The bytes of an element beyond kFittedBytes, made by an op that takes
-  // `work_ns` each: the slope times the share of the work a copy of that
-  // many bytes would take (CopySeconds over the work, at most 1). None in
-  // traces without the copy calibration.
-  double BeyondFittedSeconds(double bytes, double work_ns) const;
-  // One element of `bytes` copied out of a cache on its consumer's thread:
-  // the calibrated copy; traces from before it was measured price it as a
-  // hand-off (ElementSeconds), which overstates large elements.
-  double CopySeconds(double bytes) const;
-  // A thread that waits (a sleep, a remote call, a storage request) parks
-  // and is woken when the wait ends: work in the kernel, and on a virtual
-  // machine in the hypervisor, that the thread's own CPU clock does not
-  // see but the cores pay once the pipeline is CPU-bound; among many
-  // threads its own work costs more too. The wait calibration measures
-  // all of it for a pooled element at many threads; the hand-off is
-  // charged on its own (SecondsPerElement), so a wake-up is the rest, less
-  // what the thread's own clock saw when `traced_many` (a trace taken at
-  // many threads holds that in its node's CPU). Older traces price it as
-  // one more hand-off (cpu_ns), which on the remote example (2 ms sleep and
-  // 50 us of CPU per element, 117 threads on 2 cores) charged 5 to 24 us
-  // where the cores paid 49 per element more than inline (31 of them on
-  // the threads' own clocks).
-  double WakeupSeconds(bool traced_many) const;
-  // One chunk handed over: its threads park between chunks (a chunk is
-  // sized to a millisecond of work), so the parked price when calibrated.
-  double ChunkSeconds() const;
-  // One element of `bytes` handed over by a pool whose elements take
-  // `work_ns` each (wall time: CPU and waiting), its chunk's price shared
-  // by the elements the pool puts in a chunk (pipeline/pool_chunks.h).
-  double SecondsPerElement(double bytes, double work_ns) const;
-
-  // What each byte of an output stacked from many elements (a batch's)
-  // costs more when the elements were made milliseconds apart (calibrated;
-  // 0 in older traces), and how long one output must take for that: the
-  // calibration's 32 elements a quarter of a millisecond apart, 8 ms, are
-  // cold through (runtime/calibrate.cc); 100 us apart, 3.2 ms an output,
-  // cost a sixth of it more on this machine.
-  double cold_stacking_per_byte_ns = 0;
-  static constexpr double kColdAfterSeconds = 0.008;
-  // How cold an output that takes `assembly_seconds` to make is, 0 to 1:
-  // in proportion up to kColdAfterSeconds.
-  static double Coldness(double assembly_seconds);
-  // The calibrated extra for one output of `bytes` stacked from elements
-  // `coldness` (0 to 1) cold.
-  double ColdStackingSeconds(double bytes, double coldness) const;
-};
 
 // A stage and the parallelism at which the model took its learned cost.
 using LearnedUse = std::pair<std::string, int>;
