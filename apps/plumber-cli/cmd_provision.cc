@@ -1,6 +1,7 @@
 // plumber provision TRACE --target-rate R: the least-cost cores, memory and
 // storage bandwidth that reach R minibatches/s, by the provisioning MILP of
-// lib/lp (the paper's stated future work). Prices per hour are settable with
+// lib/lp (the paper's stated future work), checked by the evaluator on the
+// pipeline rewritten for that machine. Prices per hour are settable with
 // --cost cpu=..,mem=..,bw=.. (per vCPU, per GB, per 100 MB/s). Exit 1 with
 // the reason when no resources reach the target.
 //
@@ -8,11 +9,10 @@
 // one machine cannot reach (analysis/service_plan.h): workers, their size,
 // sharding, where `distribute` goes, and the assumptions behind the count.
 // Both, and the rule that an unreachable target is an answer, are
-// analysis/provision.h.
+// rewrite/provision.h.
 #include <iostream>
 #include <utility>
 
-#include "analysis/provision.h"
 #include "analysis_options.h"
 #include "base/env.h"
 #include "base/units.h"
@@ -21,6 +21,7 @@
 #include "report/check.h"
 #include "report/provision_format.h"
 #include "report/service_format.h"
+#include "rewrite/provision.h"
 
 namespace plumber::cli {
 namespace {
@@ -49,17 +50,17 @@ analysis::ServiceRequest ServiceRequestOf(const ProvisionFlags& f) {
 }
 
 int RunProvision(const ProvisionFlags& f) {
-  analysis::ProvisionRequest request;
+  rewrite::ProvisionRequest request;
   auto target = report::ParseThroughput(f.target_text);
   if (!target.ok()) return ReportError(target.status().WithContext("--target-rate"));
   request.target = *target;
   if (f.workers) request.service = ServiceRequestOf(f);
-  auto prices = analysis::ParseResourcePrices(f.cost);
+  auto prices = rewrite::ParseResourcePrices(f.cost);
   if (!prices.ok()) return ReportError(prices.status().WithContext("--cost"));
   request.prices = *prices;
   auto options = MakeAnalysisOptions(f.analysis);
   if (!options.ok()) return ReportError(options.status());
-  auto answer = analysis::Provision(Env::Default(), f.analysis.trace, *options, request);
+  auto answer = rewrite::Provision(Env::Default(), f.analysis.trace, *options, request);
   if (!answer.ok()) return ReportError(answer.status());
   WarnAbout(f.analysis.trace, answer->warnings);
   if (!answer->unreachable.empty()) {

@@ -121,9 +121,23 @@ StatusOr<lp::ProvisionProblem> MakeProvisionProblem(const Analysis& report, doub
   problem.target = target;
   problem.buffer_bytes = static_cast<double>(report.buffered_bytes);
   // Cores are what provisioning decides: a parallel stage may take any
-  // number of them.
+  // number of them, but a reader inside an interleave runs once per open
+  // input, so never on more cores than the interleave has inputs (files).
+  // Without that cap the image example's eight files were planned 9.6
+  // cores of reading for 60 minibatches/s, which no rewrite can give them.
+  const ProgramGraph& g = report.program_graph();
   for (size_t i = 0; i < problem.nodes.size(); ++i) {
-    if (graph.stages[i].parallelizable) problem.nodes[i].max_cores = 1e6;
+    if (!graph.stages[i].parallelizable) continue;
+    double cap = 1e6;
+    const int node = g.Find(graph.stages[i].name);
+    const int owner = node >= 0 ? g.enclosing_interleave(node) : -1;
+    if (owner >= 0 && !g.inputs(owner).empty()) {
+      const NodeModel* inputs = report.Find(g.name(g.inputs(owner)[0]));
+      if (inputs != nullptr && inputs->cardinality.finite() && inputs->cardinality.hi >= 1) {
+        cap = inputs->cardinality.hi;
+      }
+    }
+    problem.nodes[i].max_cores = cap;
   }
   return problem;
 }

@@ -123,6 +123,13 @@ struct Provisioning {
   // What the reader should know of the flags given: what-ifs of the traced
   // machine that a plan choosing its own machine does not use.
   std::vector<std::string> notes;
+  // The evaluator's check (rewrite/provision.h): the pipeline the rewrite
+  // emits for this machine, as the evaluator predicts it there; nullopt
+  // when not checked. The MILP gives stages fractional cores; whole threads
+  // may need more, and `machine.cores` is then raised to what they need,
+  // `lp_cores` keeping the MILP's answer.
+  std::optional<double> rewritten_throughput;
+  int lp_cores = 0;
 };
 StatusOr<Provisioning> PlanProvisioning(const Analysis& analysis, double target, const lp::ResourcePrices& prices);
 

@@ -1,8 +1,10 @@
 // `plumber provision` as one call: the least-cost machine for a target rate
-// (plan.h), or a tf.data service deployment (service_plan.h), with the one
-// rule both share: a target that no resources reach is an answer (the
-// reason, exit 1 at the CLI), not an error. Also the parser of the prices
-// the machine is costed at. It lives in the analysis because both plans do.
+// (analysis/plan.h's MILP, checked by the evaluator: the pipeline the
+// rewrite emits for that machine must reach the target there), or a
+// tf.data service deployment (analysis/service_plan.h), with the one rule
+// both share: a target that no resources reach is an answer (the reason,
+// exit 1 at the CLI), not an error. Also the parser of the prices the
+// machine is costed at. It lives in the rewrite because the check rewrites.
 #pragma once
 
 #include <optional>
@@ -17,7 +19,12 @@
 #include "base/status.h"
 #include "lp/provisioning.h"
 
-namespace plumber::analysis {
+namespace plumber::rewrite {
+
+using analysis::AnalysisOptions;
+using analysis::Provisioning;
+using analysis::ServicePlan;
+using analysis::ServiceRequest;
 
 // "cpu=0.05,mem=0.004,bw=0.01": per core, per GB and per 100 MB/s, per
 // hour; keys in any order, each optional (the others keep `defaults`).
@@ -43,10 +50,17 @@ struct ProvisionAnswer {
   std::string unreachable;
 };
 
-// Analyses the trace at `path` and plans what the request asks. Errors are
-// those of reading and analysing the trace, or of a program that fails for
-// another reason than an unreachable target.
+// Analyses the trace at `path` and plans what the request asks. A machine
+// plan is then checked: the trace is analysed again for the machine chosen
+// and rewritten for it, and the evaluator's figure for the emitted pipeline
+// is the plan's prediction. When whole threads fall short of the target the
+// cores are raised until they reach it (a few steps, each sized by the
+// shortfall, up to four times the MILP's cores, then back down to the
+// fewest that do); when they never do, the target is unreachable, and the
+// reason gives the MILP's cores and the emitted pipeline's figures. Errors are those of reading and analysing the
+// trace, or of a program that fails for another reason than an unreachable
+// target.
 StatusOr<ProvisionAnswer> Provision(Env* env, const std::string& path, const AnalysisOptions& options,
                                     const ProvisionRequest& request);
 
-}  // namespace plumber::analysis
+}  // namespace plumber::rewrite
