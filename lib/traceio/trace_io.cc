@@ -24,6 +24,19 @@ std::string TornWarning(const std::string& path, uint64_t offset, uint64_t recor
 
 }  // namespace
 
+bool MayHoldUnknownFields(const schema::TraceRecord& record) {
+  if (!record.has_snapshot()) return true;
+  // One look at each message's own unknown set: a pointer test, where
+  // DiscardUnknownFields visits every field.
+  auto holds = [](const google::protobuf::Message& m) { return !m.GetReflection()->GetUnknownFields(m).empty(); };
+  const schema::Snapshot& s = record.snapshot();
+  if (holds(record) || holds(s) || holds(s.root()) || holds(s.dataloader())) return true;
+  for (const auto& n : s.nodes()) {
+    if (holds(n)) return true;
+  }
+  return false;
+}
+
 bool LooksLikeBinaryTrace(std::string_view bytes) {
   const size_t n = std::min(bytes.size(), sizeof(kTraceMagic));
   return n > 0 && std::memcmp(bytes.data(), kTraceMagic, n) == 0;
@@ -161,7 +174,10 @@ bool TraceFileReader::Next(schema::TraceRecord* record) {
     status_ = Status::Corruption(where + ": the payload is not a trace record");
     return false;
   }
-  record->DiscardUnknownFields();  // as for pipelines: JSON could not carry them
+  // As for pipelines: JSON could not carry them. Walking a record by
+  // reflection costs more than parsing it, so snapshots, most of a trace,
+  // are checked directly first.
+  if (MayHoldUnknownFields(*record)) record->DiscardUnknownFields();
   const bool is_header = record->has_header();
   if (seen_end_) {
     status_ = Status::Corruption(where + ": a record follows the end record");

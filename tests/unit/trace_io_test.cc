@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <utility>
+#include <vector>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "sample.h"
@@ -21,6 +24,11 @@ std::string TempPath(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("plumber_trace_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return (dir / name).string();
+}
+
+// A field number no version of the schema uses, as a newer writer's field.
+void AddUnknownField(google::protobuf::Message* m) {
+  m->GetReflection()->MutableUnknownFields(m)->AddVarint(999, 1);
 }
 
 }  // namespace
@@ -194,4 +202,62 @@ TEST_CASE("a trace cut right after its magic is torn at offset 8", "[trace_io]")
   CHECK((*reader)->report().torn);
   CHECK((*reader)->report().torn_offset == 8);
   CHECK_THAT((*reader)->report().warning, Catch::Contains("offset 8"));
+}
+
+// A field this version does not know, at any depth of any record, is
+// dropped on reading: the snapshot path skips the reflection walk only for
+// records none of whose messages holds one.
+TEST_CASE("fields a newer writer added are dropped on reading, at every depth", "[trace_io]") {
+  schema::Trace trace = testing::SampleTrace(1);
+  REQUIRE(trace.snapshots_size() == 1);
+  REQUIRE(trace.snapshots(0).nodes_size() > 1);
+  using Adder = std::function<void(schema::Trace&)>;
+  const std::vector<std::pair<std::string, Adder>> places = {
+      {"the header", [](schema::Trace& t) { AddUnknownField(t.mutable_header()); }},
+      {"a snapshot", [](schema::Trace& t) { AddUnknownField(t.mutable_snapshots(0)); }},
+      {"the last node of a snapshot",
+       [](schema::Trace& t) {
+         auto* nodes = t.mutable_snapshots(0)->mutable_nodes();
+         AddUnknownField(nodes->Mutable(nodes->size() - 1));
+       }},
+      {"a snapshot's root", [](schema::Trace& t) { AddUnknownField(t.mutable_snapshots(0)->mutable_root()); }},
+      {"a snapshot's DataLoader counters",
+       [](schema::Trace& t) {
+         AddUnknownField(t.mutable_snapshots(0)->mutable_dataloader());
+       }},
+      {"the end", [](schema::Trace& t) { AddUnknownField(t.mutable_end()); }},
+  };
+  for (const auto& [where, add] : places) {
+    INFO(where);
+    schema::Trace newer = trace;
+    add(newer);
+    schema::Trace known = newer;
+    known.DiscardUnknownFields();
+    const std::string path = TempPath("newer.pb");
+    REQUIRE(WriteFileAtomically(Env::Default(), path, SerializeTraceBinary(newer)).ok());
+    auto read = ReadTrace(Env::Default(), path);
+    REQUIRE(read.ok());
+    CHECK(SerializeTraceBinary(*read) == SerializeTraceBinary(known));
+    CHECK(SerializeTraceBinary(*read) != SerializeTraceBinary(newer));
+  }
+}
+
+// MayHoldUnknownFields checks a snapshot's messages by hand: the snapshot,
+// its nodes, its root and its DataLoader counters. A message field added
+// to any of them would escape that check; this fails first.
+TEST_CASE("a snapshot's messages are the ones the unknown-field check looks at", "[trace_io]") {
+  using google::protobuf::FieldDescriptor;
+  auto message_fields = [](const google::protobuf::Descriptor* d) {
+    std::vector<std::string> names;
+    for (int i = 0; i < d->field_count(); ++i) {
+      if (d->field(i)->type() == FieldDescriptor::TYPE_MESSAGE || d->field(i)->type() == FieldDescriptor::TYPE_GROUP) {
+        names.push_back(d->field(i)->name());
+      }
+    }
+    return names;
+  };
+  CHECK(message_fields(schema::Snapshot::descriptor()) == std::vector<std::string>{"nodes", "root", "dataloader"});
+  CHECK(message_fields(schema::NodeStats::descriptor()).empty());
+  CHECK(message_fields(schema::RootStats::descriptor()).empty());
+  CHECK(message_fields(schema::DataLoaderCounters::descriptor()).empty());
 }
