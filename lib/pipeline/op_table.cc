@@ -244,6 +244,21 @@ Cardinality OpaqueCardinality(const Node& n, CardinalityInputs&) {
 int OpaqueParallelism(const Node& n) { return n.opaque().has_parallelism() ? n.opaque().parallelism() : 1; }
 ThreadUse OpaqueThreads(const Node& n) { return Pool(OpaqueParallelism(n)); }
 
+// What each op keeps (OpKeeps). A map keeps the order unless it was told
+// it need not (deterministic false); a filter, take and skip drop
+// elements but leave the rest as they came; a shuffle keeps every element
+// and the count, not the order; a repeat keeps each pass's order and its
+// elements, not the count; a batch keeps the order of what it stacks, not
+// the elements; a prefetch and a cache keep all.
+OpKeeps MapKeeps(const Node& n) {
+  return {!n.map().has_deterministic() || n.map().deterministic() || MapParallelism(n) <= 1, true, false};
+}
+OpKeeps DropsSome(const Node&) { return {true, false, true}; }
+OpKeeps ShuffleKeeps(const Node&) { return {false, true, true}; }
+OpKeeps RepeatKeeps(const Node&) { return {true, false, true}; }
+OpKeeps BatchKeeps(const Node&) { return {true, false, false}; }
+OpKeeps KeepsAll(const Node&) { return {true, true, true}; }
+
 const std::array kOps = {
     OpDef{.name = "range", .help = "int64 scalars start..stop by step", .params_case = PC::kRange,
           .check = &CheckRange, .cardinality = &RangeCardinality},
@@ -256,10 +271,10 @@ const std::array kOps = {
     OpDef{.name = "map", .help = "applies a UDF to each element", .params_case = PC::kMap, .min_inputs = 1,
           .max_inputs = 1, .check = &CheckMap, .cardinality = &Preserves, .threads = &MapThreads,
           .parallelism = &MapParallelism, .set_parallelism = &SetMapParallelism, .random = &MapRandom,
-          .udf = &MapUdf, .set_deterministic = &SetMapDeterministic},
+          .keeps = &MapKeeps, .udf = &MapUdf, .set_deterministic = &SetMapDeterministic},
     OpDef{.name = "filter", .help = "keeps elements whose predicate holds", .params_case = PC::kFilter,
           .min_inputs = 1, .max_inputs = 1, .check = &CheckFilter, .cardinality = &FilterCardinality,
-          .random = &FilterRandom, .udf = &FilterUdf},
+          .random = &FilterRandom, .keeps = &DropsSome, .udf = &FilterUdf},
     OpDef{.name = "interleave", .help = "interleaves datasets opened per input element",
           .params_case = PC::kInterleave, .min_inputs = 1, .max_inputs = 1, .check = &CheckInterleave,
           .cardinality = &InterleaveCardinality, .threads = &InterleaveThreads,
@@ -268,25 +283,27 @@ const std::array kOps = {
           .set_cycle_length = &SetCycle, .set_deterministic = &SetInterleaveDeterministic},
     OpDef{.name = "shuffle", .help = "random order within a buffer", .params_case = PC::kShuffle, .min_inputs = 1,
           .max_inputs = 1, .check = &CheckShuffle, .cardinality = &Preserves, .random = &Always,
-          .buffer_size = &ShuffleBuffer, .set_buffer_size = &SetShuffleBuffer},
+          .keeps = &ShuffleKeeps, .buffer_size = &ShuffleBuffer, .set_buffer_size = &SetShuffleBuffer},
     OpDef{.name = "repeat", .help = "repeats its input count times or forever", .params_case = PC::kRepeat,
           .min_inputs = 1, .max_inputs = 1, .check = &CheckRepeat, .cardinality = &RepeatCardinality,
-          .rereads_input = &RepeatRereads},
+          .rereads_input = &RepeatRereads, .keeps = &RepeatKeeps},
     OpDef{.name = "batch", .help = "stacks consecutive elements", .params_case = PC::kBatch, .min_inputs = 1,
           .max_inputs = 1, .stacks_elements = true, .check = &CheckBatch, .cardinality = &BatchCardinality,
-          .threads = &BatchThreads, .parallelism = &BatchParallelism, .set_parallelism = &SetBatchParallelism},
+          .threads = &BatchThreads, .parallelism = &BatchParallelism, .set_parallelism = &SetBatchParallelism,
+          .keeps = &BatchKeeps},
     OpDef{.name = "padded_batch", .help = "stacks consecutive elements, padding to the longest",
           .params_case = PC::kPaddedBatch, .min_inputs = 1, .max_inputs = 1, .stacks_elements = true,
-          .check = &CheckPaddedBatch, .cardinality = &PaddedBatchCardinality},
+          .check = &CheckPaddedBatch, .cardinality = &PaddedBatchCardinality, .keeps = &BatchKeeps},
     OpDef{.name = "prefetch", .help = "produces ahead of the consumer", .params_case = PC::kPrefetch,
           .min_inputs = 1, .max_inputs = 1, .prefetches = true, .check = &CheckPrefetch, .cardinality = &Preserves,
-          .threads = &PrefetchThreads, .buffer_size = &PrefetchBuffer, .set_buffer_size = &SetPrefetchBuffer},
+          .threads = &PrefetchThreads, .keeps = &KeepsAll, .buffer_size = &PrefetchBuffer,
+          .set_buffer_size = &SetPrefetchBuffer},
     OpDef{.name = "cache", .help = "replays the first epoch from memory or a file", .params_case = PC::kCache,
-          .min_inputs = 1, .max_inputs = 1, .caches = true, .cardinality = &Preserves},
+          .min_inputs = 1, .max_inputs = 1, .caches = true, .cardinality = &Preserves, .keeps = &KeepsAll},
     OpDef{.name = "take", .help = "the first count elements", .params_case = PC::kTake, .min_inputs = 1,
-          .max_inputs = 1, .check = &CheckTake, .cardinality = &TakeCardinality},
+          .max_inputs = 1, .check = &CheckTake, .cardinality = &TakeCardinality, .keeps = &DropsSome},
     OpDef{.name = "skip", .help = "all but the first count elements", .params_case = PC::kSkip, .min_inputs = 1,
-          .max_inputs = 1, .check = &CheckSkip, .cardinality = &SkipCardinality},
+          .max_inputs = 1, .check = &CheckSkip, .cardinality = &SkipCardinality, .keeps = &DropsSome},
     // Measured, analysed and ranked, never rewritten: no parallelism setter.
     OpDef{.name = "opaque", .help = "an imported dataset plumber has no op for (analysed, never rewritten)",
           .params_case = PC::kOpaque, .min_inputs = 0, .max_inputs = 64, .imported_only = true, .check = &CheckOpaque,
@@ -314,6 +331,11 @@ int NodeParallelism(const Node& node) {
 bool NodeIsRandom(const Node& node) {
   const OpDef* def = Row(node);
   return def != nullptr && def->random != nullptr && def->random(node);
+}
+
+OpKeeps NodeKeeps(const Node& node) {
+  const OpDef* def = Row(node);
+  return def != nullptr && def->keeps != nullptr ? def->keeps(node) : OpKeeps{};
 }
 
 ThreadUse NodeThreads(const Node& node) {

@@ -75,6 +75,15 @@ class CardinalityInputs {
 using NodeFiles = google::protobuf::RepeatedPtrField<std::string>;
 using NodeUdfSteps = google::protobuf::RepeatedPtrField<schema::UdfOp>;
 
+// What a dataset op keeps of its input, for the rewrites that move or fuse
+// ops past it: the elements' order, their count, and each element as it
+// came (the same values, not new ones made from them).
+struct OpKeeps {
+  bool order = false;
+  bool count = false;
+  bool elements = false;
+};
+
 struct OpDef {
   std::string_view name;
   std::string_view help;
@@ -114,6 +123,9 @@ struct OpDef {
   // Reads its input more than once per pass of its own (a repeat), so a
   // cache below it is replayed; null means never.
   bool (*rereads_input)(const schema::Node& node) = nullptr;
+  // What it keeps of its input; null keeps nothing that can be relied on
+  // (a source, an interleave, an opaque op: nothing moves past them).
+  OpKeeps (*keeps)(const schema::Node& node) = nullptr;
   // Readers: the files named in the parameters.
   const NodeFiles* (*files)(const schema::Node& node) = nullptr;
   // map and filter: the UDF.
@@ -143,6 +155,7 @@ const OpDef* FindOp(std::string_view name);
 // deterministic, inline, with no function.
 int NodeParallelism(const schema::Node& node);
 bool NodeIsRandom(const schema::Node& node);
+OpKeeps NodeKeeps(const schema::Node& node);
 ThreadUse NodeThreads(const schema::Node& node);
 // The UDF of a map or filter; null for other ops.
 const NodeUdfSteps* NodeUdf(const schema::Node& node);

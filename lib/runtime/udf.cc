@@ -1,4 +1,8 @@
 // Implementations of the UDF ops.
+// Long because: every op's class sits beside the argument reader and the
+// component base they share, and the factory table at the end names them
+// all; a file per op would need those shared pieces in a header of their
+// own for no reader's benefit (each op is a short class found by its name).
 #include "runtime/udf.h"
 
 #include <turbojpeg.h>
@@ -458,6 +462,38 @@ class LengthFilter final : public ComponentOp {
   double min_, max_;
 };
 
+// Keeps an element whose scalar component (a label) is one of `values`,
+// or, without values, lies within min..max: "train on a subset of
+// classes". A tensor of one value counts as a scalar, as parse_example's
+// int64 features are.
+class LabelIn final : public ComponentOp {
+ public:
+  explicit LabelIn(const Args& a)
+      : ComponentOp(a),
+        values_(a.NumberList("values", {})),
+        min_(a.Number("min", -std::numeric_limits<double>::infinity())),
+        max_(a.Number("max", std::numeric_limits<double>::infinity())) {}
+
+  Status Apply(Element*, const UdfCtx&) const override { return Status::OK(); }
+
+  StatusOr<bool> Test(const Element& e) const override {
+    if (component_ >= e.size()) {
+      return Status::InvalidArgument("label_in: the element has no component " + std::to_string(component_));
+    }
+    const Tensor& t = e[component_];
+    if (t.dtype() == DType::kString || t.NumElements() != 1) {
+      return Status::InvalidArgument("label_in: expected a numeric scalar, got " + t.DebugType());
+    }
+    const double v = t.GetDouble(0);
+    if (!values_.empty()) return std::find(values_.begin(), values_.end(), v) != values_.end();
+    return v >= min_ && v <= max_;
+  }
+
+ private:
+  std::vector<double> values_;
+  double min_, max_;
+};
+
 // ---- cpu_burn / sleep / add ---------------------------------------------------------------
 
 class CpuBurn final : public UdfOp {
@@ -536,6 +572,21 @@ StatusOr<std::unique_ptr<UdfOp>> Sized(const Args& a, const std::string& op) {
   return std::unique_ptr<UdfOp>(new Op(a));
 }
 
+StatusOr<std::unique_ptr<UdfOp>> MakeLabelIn(const Args& a, const std::string&) {
+  const bool has_values = a.Has("values"), has_range = a.Has("min") || a.Has("max");
+  if (has_values == has_range) {
+    return Status::InvalidArgument("label_in: give either values (a list) or a range (min, max), not " +
+                                   std::string(has_values ? "both" : "neither"));
+  }
+  if (has_values && a.NumberList("values", {}).empty()) {
+    return Status::InvalidArgument("label_in: values must not be empty (it would keep nothing)");
+  }
+  if (a.Number("min", 0) > a.Number("max", 0) && a.Has("min") && a.Has("max")) {
+    return Status::InvalidArgument("label_in: min is above max (it would keep nothing)");
+  }
+  return std::unique_ptr<UdfOp>(new LabelIn(a));
+}
+
 StatusOr<std::unique_ptr<UdfOp>> MakeDecompress(const Args& a, const std::string&) {
   PLUMBER_RETURN_IF_ERROR(a.Require("format"));
   PLUMBER_ASSIGN_OR_RETURN(Codec codec, ParseCodec(a.String("format", "")));
@@ -560,20 +611,22 @@ StatusOr<std::unique_ptr<UdfOp>> Timed(const Args& a, const std::string& op) {
 
 // One implementation per row of the UDF op table (lib/pipeline/udf_table.h);
 // the registry test checks that none is missing.
-constexpr std::array<std::pair<std::string_view, UdfFactory>, 12> kUdfFactories = {{
-    {"parse_example", &Plain<ParseExample>},
-    {"decode_jpeg", &MakeDecodeJpeg},
-    {"random_crop", &Sized<RandomCrop>},
-    {"random_flip_left_right", &Plain<RandomFlip>},
-    {"resize", &Sized<Resize>},
-    {"normalize", &Plain<Normalize>},
-    {"decompress", &MakeDecompress},
-    {"tokenize", &MakeTokenize},
-    {"length_filter", &Plain<LengthFilter>},
-    {"cpu_burn", &Timed<CpuBurn>},
-    {"sleep", &Timed<Sleep>},
-    {"add", &Plain<Add>},
-}};
+using UdfFactoryRow = std::pair<std::string_view, UdfFactory>;
+constexpr std::array kUdfFactories = {
+    UdfFactoryRow{"parse_example", &Plain<ParseExample>},
+    UdfFactoryRow{"decode_jpeg", &MakeDecodeJpeg},
+    UdfFactoryRow{"random_crop", &Sized<RandomCrop>},
+    UdfFactoryRow{"random_flip_left_right", &Plain<RandomFlip>},
+    UdfFactoryRow{"resize", &Sized<Resize>},
+    UdfFactoryRow{"normalize", &Plain<Normalize>},
+    UdfFactoryRow{"decompress", &MakeDecompress},
+    UdfFactoryRow{"tokenize", &MakeTokenize},
+    UdfFactoryRow{"length_filter", &Plain<LengthFilter>},
+    UdfFactoryRow{"label_in", &MakeLabelIn},
+    UdfFactoryRow{"cpu_burn", &Timed<CpuBurn>},
+    UdfFactoryRow{"sleep", &Timed<Sleep>},
+    UdfFactoryRow{"add", &Plain<Add>},
+};
 
 }  // namespace
 

@@ -4,7 +4,10 @@
 // dataset type the importers and the advice know becomes a row of it.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "pipeline/op_table.h"
 #include "pipeline/tf_types.h"
@@ -206,4 +209,103 @@ TEST_CASE("every TF type becomes an op row, found with or without Dataset and ve
   CHECK(FindTfType("ParallelInterleaveDatasetV4")->kind == TfKind::kParallelInterleave);
   CHECK(FindTfType("BatchV2")->op == "batch");
   CHECK(FindTfType("TensorSlice") == nullptr);
+}
+
+// What each op keeps of its input, stated here for every row: a row added
+// without a statement fails, so that no op is moved past by default.
+TEST_CASE("each op says what it keeps of its input: order, count, the elements", "[op_table]") {
+  struct Want {
+    const char* json;
+    OpKeeps keeps;
+  };
+  const std::vector<Want> wants = {
+      {R"({"name": "n", "op": "range", "range": {"stop": 5}})", {}},
+      {R"({"name": "n", "op": "list_files", "list_files": {"pattern": "x"}})", {}},
+      {R"({"name": "n", "op": "tfrecord", "tfrecord": {"files": ["a"]}})", {}},
+      {R"({"name": "n", "op": "text_line", "text_line": {"files": ["a"]}})", {}},
+      {R"({"name": "n", "op": "map", "map": {"udf": [{"op": "add"}]}})", {true, true, false}},
+      {R"({"name": "n", "op": "filter", "filter": {"predicate": [{"op": "length_filter"}]}})", {true, false, true}},
+      {R"({"name": "n", "op": "interleave", "interleave": {"function": "f"}})", {}},
+      {R"({"name": "n", "op": "shuffle", "shuffle": {"buffer_size": 8}})", {false, true, true}},
+      {R"({"name": "n", "op": "repeat", "repeat": {}})", {true, false, true}},
+      {R"({"name": "n", "op": "batch", "batch": {"batch_size": 4}})", {true, false, false}},
+      {R"({"name": "n", "op": "padded_batch", "padded_batch": {"batch_size": 4}})", {true, false, false}},
+      {R"({"name": "n", "op": "prefetch", "prefetch": {}})", {true, true, true}},
+      {R"({"name": "n", "op": "cache", "cache": {}})", {true, true, true}},
+      {R"({"name": "n", "op": "take", "take": {"count": 3}})", {true, false, true}},
+      {R"({"name": "n", "op": "skip", "skip": {"count": 3}})", {true, false, true}},
+      {R"({"name": "n", "op": "opaque", "opaque": {}})", {}},
+  };
+  std::set<std::string> stated;
+  for (const auto& w : wants) {
+    const schema::Node node = ParseNode(w.json);
+    INFO(node.op());
+    stated.insert(node.op());
+    const OpKeeps k = NodeKeeps(node);
+    CHECK(k.order == w.keeps.order);
+    CHECK(k.count == w.keeps.count);
+    CHECK(k.elements == w.keeps.elements);
+  }
+  for (const auto& row : AllOps()) {
+    INFO(row.name);
+    CHECK(stated.count(std::string(row.name)) == 1);
+  }
+  // A parallel map told it need not keep its order does not.
+  CHECK_FALSE(NodeKeeps(ParseNode(R"({"name": "n", "op": "map", "map": {"udf": [{"op": "add"}], "parallelism": 4,
+                                      "deterministic": false}})"))
+                  .order);
+  CHECK(NodeKeeps(ParseNode(R"({"name": "n", "op": "map", "map": {"udf": [{"op": "add"}], "parallelism": 4}})")).order);
+}
+
+// What each UDF op does to an element, stated for every row, and the rules
+// that tie the declarations together.
+TEST_CASE("each UDF op says what it reads and writes, whether it can fail, and what its cost follows",
+          "[udf_table]") {
+  struct Want {
+    Touches reads, writes;
+    bool can_fail;
+    CostFollows cost;
+  };
+  using T = Touches;
+  using C = CostFollows;
+  const std::map<std::string, Want> wants = {
+      {"parse_example", {T::kComponent, T::kElement, true, C::kBytes}},
+      {"decode_jpeg", {T::kComponent, T::kComponent, true, C::kBytes}},
+      {"random_crop", {T::kComponent, T::kComponent, true, C::kBytes}},
+      {"random_flip_left_right", {T::kComponent, T::kComponent, false, C::kBytes}},
+      {"resize", {T::kComponent, T::kComponent, false, C::kBytes}},
+      {"normalize", {T::kComponent, T::kComponent, false, C::kBytes}},
+      {"decompress", {T::kComponent, T::kComponent, true, C::kBytes}},
+      {"tokenize", {T::kComponent, T::kComponent, false, C::kBytes}},
+      {"length_filter", {T::kComponent, T::kNothing, false, C::kElements}},
+      {"label_in", {T::kComponent, T::kNothing, false, C::kElements}},
+      {"cpu_burn", {T::kNothing, T::kNothing, false, C::kElements}},
+      {"sleep", {T::kNothing, T::kNothing, false, C::kElements}},
+      {"add", {T::kComponent, T::kComponent, false, C::kBytes}},
+  };
+  for (const auto& row : AllUdfOps()) {
+    INFO(row.name);
+    const auto want = wants.find(std::string(row.name));
+    REQUIRE(want != wants.end());
+    CHECK(row.reads == want->second.reads);
+    CHECK(row.writes == want->second.writes);
+    CHECK(row.can_fail == want->second.can_fail);
+    CHECK(row.cost == want->second.cost);
+    // A predicate keeps or drops and changes nothing; every other op makes
+    // one element of one.
+    CHECK(row.one_to_one == !row.predicate);
+    if (row.predicate) CHECK(row.writes == Touches::kNothing);
+    // An op that touches one component is told which by its argument.
+    const bool touches_one = row.reads == Touches::kComponent || row.writes == Touches::kComponent;
+    bool has_component_arg = false;
+    for (const auto& arg : row.args) has_component_arg = has_component_arg || arg.name == "component";
+    CHECK(touches_one == has_component_arg);
+  }
+  CHECK(wants.size() == AllUdfOps().size());
+
+  schema::UdfOp step;
+  step.set_op("add");
+  CHECK(UdfStepComponent(step) == 0);
+  (*step.mutable_args())["component"].set_number_value(2);
+  CHECK(UdfStepComponent(step) == 2);
 }

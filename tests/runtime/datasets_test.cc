@@ -386,5 +386,38 @@ TEST_CASE("a deterministic pipeline yields identical elements at parallelism 1, 
   CHECK(runs[2] == runs[0]);
 }
 
+// "Train on a subset of classes": a filter on the label parse_example made
+// keeps exactly the elements whose label is in the set, in their order.
+TEST_CASE("a label_in filter keeps the records of the classes named, in order", "[datasets]") {
+  TempDir dir;
+  const std::string pattern = ImageShards(dir);
+  auto labels_of = [&](const std::string& filter) {
+    std::vector<std::string> nodes = {
+        R"({"name":"f","op":"list_files","list_files":{"pattern":")" + pattern + R"("}})",
+        R"({"name":"i","op":"interleave","interleave":{"function":"read","cycle_length":1}})",
+        R"({"name":"m","op":"map","map":{"udf":[
+           {"op":"parse_example","args":{"features":["image/encoded","image/class/label"]}}]}})"};
+    if (!filter.empty()) nodes.push_back(filter);
+    Harness h(Chain(nodes, {R"({"name":"read","op":"tfrecord"})"}));
+    std::vector<int64_t> labels;
+    for (const auto& e : h.All()) labels.push_back(static_cast<int64_t>(e[1].GetDouble(0)));
+    return labels;
+  };
+  const std::vector<int64_t> all = labels_of("");
+  REQUIRE(all.size() == 18);
+  // Two of the classes the data has (the generator draws them at random).
+  const int64_t a = all[0], b = all[3];
+  const std::vector<int64_t> kept =
+      labels_of(R"({"name":"subset","op":"filter","filter":{"predicate":[{"op":"label_in","args":{"component":1,)"
+                R"("values":[)" + std::to_string(a) + "," + std::to_string(b) + "]}}]}}");
+  std::vector<int64_t> want;
+  for (const int64_t l : all) {
+    if (l == a || l == b) want.push_back(l);
+  }
+  REQUIRE_FALSE(want.empty());
+  REQUIRE(want.size() < all.size());
+  CHECK(kept == want);
+}
+
 }  // namespace
 }  // namespace plumber::runtime::testing

@@ -185,5 +185,53 @@ TEST_CASE("ops reject bad arguments when built", "[udf]") {
   CHECK_THAT(MakeUdfOp(crop).status().message(), Catch::Contains("height"));
 }
 
+// "Train on a subset of classes": keep an element whose label is one of a
+// set, or lies in a range; a one-value int64 feature (parse_example's) is
+// a scalar.
+TEST_CASE("label_in keeps a label in a set or a range, and refuses what would keep nothing", "[udf]") {
+  auto label = [](int64_t v) {
+    return Element{Tensor::ScalarString("image"), Tensor::FromVector(DType::kInt64, std::vector<int64_t>{v}, {1})};
+  };
+  schema::UdfOp set;
+  set.set_op("label_in");
+  (*set.mutable_args())["component"].set_number_value(1);
+  auto* values = (*set.mutable_args())["values"].mutable_list_value();
+  for (const double v : {3.0, 7.0}) values->add_values()->set_number_value(v);
+  auto in_set = MakeUdfOp(set);
+  REQUIRE(in_set.ok());
+  CHECK(*(*in_set)->Test(label(3)) == true);
+  CHECK(*(*in_set)->Test(label(7)) == true);
+  CHECK(*(*in_set)->Test(label(4)) == false);
+
+  auto range = Op("label_in", {{"component", 1}, {"min", 2}, {"max", 4}});
+  CHECK(*range->Test(label(2)) == true);
+  CHECK(*range->Test(label(4)) == true);
+  CHECK(*range->Test(label(5)) == false);
+  CHECK(*Op("label_in", {{"min", 10}})->Test(Element{Tensor::Scalar(12)}) == true);
+  CHECK(*Op("label_in", {{"max", 10}})->Test(Element{Tensor::Scalar(12)}) == false);
+
+  // Not a scalar, or no such component: an error naming the op.
+  CHECK_THAT(range->Test(Element{Tensor::ScalarString("x"), Tensor::ScalarString("y")}).status().message(),
+             Catch::Contains("label_in: expected a numeric scalar"));
+  CHECK_THAT(range->Test(Element{Tensor::Scalar(1)}).status().message(), Catch::Contains("no component 1"));
+
+  auto refused = [](schema::UdfOp spec) { return MakeUdfOp(spec).status().message(); };
+  schema::UdfOp neither;
+  neither.set_op("label_in");
+  CHECK_THAT(refused(neither), Catch::Contains("either values (a list) or a range (min, max), not neither"));
+  schema::UdfOp both = set;
+  (*both.mutable_args())["min"].set_number_value(0);
+  CHECK_THAT(refused(both), Catch::Contains("not both"));
+  schema::UdfOp empty;
+  empty.set_op("label_in");
+  (*empty.mutable_args())["values"].mutable_list_value();
+  CHECK_THAT(refused(empty), Catch::Contains("values must not be empty"));
+  schema::UdfOp upside_down;
+  upside_down.set_op("label_in");
+  (*upside_down.mutable_args())["min"].set_number_value(5);
+  (*upside_down.mutable_args())["max"].set_number_value(2);
+  CHECK_THAT(refused(upside_down), Catch::Contains("min is above max"));
+}
+
 }  // namespace
 }  // namespace plumber::runtime::testing
