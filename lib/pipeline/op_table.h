@@ -84,6 +84,15 @@ struct OpKeeps {
   bool elements = false;
 };
 
+// How an op may move above a map that feeds it (rewrite/legal_moves.h
+// holds the rules).
+enum class MovesAboveMap {
+  kNever,        // no rule says what crossing it keeps
+  kPredicate,    // a filter: when the map writes nothing its predicate reads
+  kPrefix,       // a take: it keeps the first elements, their indices unchanged
+  kSkipsPrefix,  // a skip: it drops the first elements, shifting the others' indices
+};
+
 struct OpDef {
   std::string_view name;
   std::string_view help;
@@ -101,6 +110,7 @@ struct OpDef {
   // Copies many input elements into one output buffer (a batch): while its
   // thread makes the elements, the buffer leaves the core's caches.
   bool stacks_elements = false;
+  MovesAboveMap moves_above_map = MovesAboveMap::kNever;
   // Only stands for a dataset of an imported program (opaque): the runtime
   // has no implementation, and the rewrite never touches it.
   bool imported_only = false;

@@ -249,6 +249,12 @@ TEST_CASE("each op says what it keeps of its input: order, count, the elements",
   for (const auto& row : AllOps()) {
     INFO(row.name);
     CHECK(stated.count(std::string(row.name)) == 1);
+    // Only a filter, take and skip have a rule for moving above a map.
+    const MovesAboveMap want = row.name == "filter" ? MovesAboveMap::kPredicate
+                               : row.name == "take" ? MovesAboveMap::kPrefix
+                               : row.name == "skip" ? MovesAboveMap::kSkipsPrefix
+                                                    : MovesAboveMap::kNever;
+    CHECK(row.moves_above_map == want);
   }
   // A parallel map told it need not keep its order does not.
   CHECK_FALSE(NodeKeeps(ParseNode(R"({"name": "n", "op": "map", "map": {"udf": [{"op": "add"}], "parallelism": 4,

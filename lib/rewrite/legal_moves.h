@@ -1,0 +1,44 @@
+// Which changes of a pipeline's shape keep its output, decided from what
+// each op's row declares (pipeline/op_table.h: what a dataset op keeps;
+// pipeline/udf_table.h: what a UDF op reads, writes, and whether it is
+// random or can fail). The reorder and fuse rewrite asks these before it
+// prices a candidate; each rule is one function here with its reason, and
+// anything no rule allows is refused: nothing crosses a shuffle, batch,
+// repeat, interleave, cache or prefetch, and an imported op or a UDF op
+// without a row never moves.
+#pragma once
+
+#include <string>
+
+#include "pipeline/program_graph.h"
+
+namespace plumber::rewrite {
+
+// A rule's answer, with the reason a report gives either way.
+struct MoveVerdict {
+  bool legal = false;
+  std::string reason;
+};
+
+// Whether node `upper` may move above its only input `lower`, which then
+// reads what `upper` read. Rules:
+//  - a filter above a map: the map is deterministic (its random draws
+//    follow the element's index, which the filter would change), cannot
+//    fail on bad data (the filter would hide failures on what it drops),
+//    and writes nothing the predicate reads;
+//  - a take above a map: the first n elements are the same elements with
+//    the same indices, so even a random or failing map keeps its output;
+//  - a skip above a map: as a filter, the skipped elements' indices shift
+//    and their failures vanish, so the map must be deterministic and
+//    unable to fail.
+// Always: `lower` feeds nothing but `upper` (another consumer would see
+// the moved op's effect), and neither is imported.
+MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower);
+
+// Whether map `upper` and its only input, map `lower`, may become one map
+// running lower's steps then upper's: each element meets the same steps in
+// the same order with the same index, so random ops draw the same values.
+// `lower` must feed nothing else.
+MoveVerdict CanFuseMaps(const ProgramGraph& g, int upper, int lower);
+
+}  // namespace plumber::rewrite

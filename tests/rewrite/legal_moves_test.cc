@@ -1,0 +1,122 @@
+// The legality rules of shape changes (rewrite/legal_moves.h), each both
+// ways: a filter, take or skip above a map; two maps fused; and what no rule
+// allows (crossing a shuffle, batch, repeat, interleave, cache or prefetch,
+// imported ops).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "pipeline/program_graph.h"
+#include "rewrite/legal_moves.h"
+#include "traceio/pipeline_io.h"
+
+namespace plumber::rewrite {
+namespace {
+
+// range -> `lower` -> `upper`, the last the output. `lower` and `upper` are
+// node objects without names or inputs.
+ProgramGraph Pair(const std::string& lower, const std::string& upper, const std::string& imported = "") {
+  const std::string json = R"({"nodes": [{"name": "src", "op": "range", "range": {"stop": 100}},
+      {"name": "lower", "inputs": ["src"], )" + lower + R"(},
+      {"name": "upper", "inputs": ["lower"], )" + upper + "}]}";
+  auto p = ParsePipeline(json, "test");
+  INFO(json);
+  REQUIRE(p.ok());
+  if (!imported.empty()) p->mutable_nodes(1)->set_imported_type(imported);
+  auto g = ProgramGraph::Build(*p, "test");
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+std::string Map(const std::string& steps) { return R"("op": "map", "map": {"udf": [)" + steps + "]}"; }
+const std::string kLabelFilter =
+    R"("op": "filter", "filter": {"predicate": [{"op": "label_in", "args": {"component": 1, "values": [3]}}]})";
+const std::string kFilterOnZero =
+    R"("op": "filter", "filter": {"predicate": [{"op": "label_in", "args": {"component": 0, "min": 10}}]})";
+
+MoveVerdict Move(const ProgramGraph& g) { return CanMoveAbove(g, g.Find("upper"), g.Find("lower")); }
+
+TEST_CASE("a filter moves above a deterministic map that cannot fail and writes nothing it reads", "[legal_moves]") {
+  const auto resize = Move(Pair(Map(R"({"op": "resize", "args": {"height": 8, "width": 8}})"), kLabelFilter));
+  CHECK(resize.legal);
+  CHECK(resize.reason ==
+        "lower is deterministic, cannot fail and writes nothing upper's predicate reads: the same elements pass, in "
+        "the same order");
+  // Synthetic work touches no component.
+  CHECK(Move(Pair(Map(R"({"op": "cpu_burn", "args": {"micros": 5}})"), kFilterOnZero)).legal);
+}
+
+TEST_CASE("a filter stays below a map that writes what it reads, is random, or can fail", "[legal_moves]") {
+  const auto writes = Move(Pair(Map(R"({"op": "add", "args": {"value": 1}})"), kFilterOnZero));
+  CHECK_FALSE(writes.legal);
+  CHECK(writes.reason == "lower writes component 0, which upper's predicate reads");
+  // The same map on another component is no obstacle.
+  CHECK(Move(Pair(Map(R"({"op": "add", "args": {"value": 1, "component": 2}})"), kFilterOnZero)).legal);
+
+  const auto random = Move(Pair(Map(R"({"op": "random_flip_left_right"})"), kLabelFilter));
+  CHECK_FALSE(random.legal);
+  CHECK(random.reason ==
+        "lower is random (random_flip_left_right): its draws follow each element's index, which upper above it "
+        "would change");
+
+  const auto fails = Move(Pair(Map(R"({"op": "decode_jpeg"})"), kLabelFilter));
+  CHECK_FALSE(fails.legal);
+  CHECK(fails.reason == "lower can fail on bad data (decode_jpeg): upper above it would hide the failures of the "
+                        "elements it drops");
+  // parse_example replaces the whole element (and can fail).
+  CHECK_FALSE(Move(Pair(Map(R"({"op": "parse_example"})"), kLabelFilter)).legal);
+}
+
+TEST_CASE("a take moves above any map, a skip only above a deterministic one that cannot fail", "[legal_moves]") {
+  const std::string take = R"("op": "take", "take": {"count": 5})";
+  const std::string skip = R"("op": "skip", "skip": {"count": 5})";
+  const std::string crop = R"({"op": "random_crop", "args": {"height": 4, "width": 4}})";
+  CHECK(Move(Pair(Map(crop), take)).legal);
+  CHECK(Move(Pair(Map(R"({"op": "decode_jpeg"})"), take)).legal);
+  CHECK(Move(Pair(Map(R"({"op": "resize", "args": {"height": 8, "width": 8}})"), skip)).legal);
+  const auto random = Move(Pair(Map(crop), skip));
+  CHECK_FALSE(random.legal);
+  CHECK_THAT(random.reason, Catch::StartsWith("lower is random (random_crop)"));
+  CHECK_FALSE(Move(Pair(Map(R"({"op": "decompress", "args": {"format": "zstd"}})"), skip)).legal);
+}
+
+TEST_CASE("nothing moves above a shuffle, batch, repeat, cache or prefetch, and only filter, take, skip move",
+          "[legal_moves]") {
+  for (const std::string lower : {R"("op": "shuffle", "shuffle": {"buffer_size": 8})",
+                                  R"("op": "batch", "batch": {"batch_size": 4})", R"("op": "repeat", "repeat": {})",
+                                  R"("op": "cache", "cache": {})", R"("op": "prefetch", "prefetch": {})"}) {
+    INFO(lower);
+    const auto v = Move(Pair(lower, R"("op": "take", "take": {"count": 5})"));
+    CHECK_FALSE(v.legal);
+    CHECK_THAT(v.reason, Catch::StartsWith("no rule moves a take above a "));
+  }
+  const auto map_up = Move(Pair(Map(R"({"op": "add"})"), Map(R"({"op": "add"})")));
+  CHECK_FALSE(map_up.legal);
+  CHECK(map_up.reason == "only a filter, take or skip moves above its input, not a map");
+}
+
+TEST_CASE("an imported op never moves", "[legal_moves]") {
+  const auto v = Move(Pair(Map(R"({"op": "cpu_burn", "args": {"micros": 5}})"), kLabelFilter, "ParallelMapDatasetV2"));
+  CHECK_FALSE(v.legal);
+  CHECK(v.reason == "lower is imported: plumber cannot see what it does, so it never moves");
+  CHECK_FALSE(CanFuseMaps(Pair(Map(R"({"op": "add"})"), Map(R"({"op": "add"})"), "MapDataset"), 2, 1).legal);
+}
+
+TEST_CASE("two adjacent maps fuse, anything else does not", "[legal_moves]") {
+  const ProgramGraph maps = Pair(Map(R"({"op": "random_flip_left_right"})"), Map(R"({"op": "normalize"})"));
+  const auto fused = CanFuseMaps(maps, maps.Find("upper"), maps.Find("lower"));
+  CHECK(fused.legal);
+  CHECK(fused.reason ==
+        "one map running lower's steps then upper's gives each element the same steps in the same order, with the "
+        "same index");
+  const ProgramGraph filter = Pair(Map(R"({"op": "add"})"), kLabelFilter);
+  const auto refused = CanFuseMaps(filter, filter.Find("upper"), filter.Find("lower"));
+  CHECK_FALSE(refused.legal);
+  CHECK(refused.reason == "only two maps fuse into one");
+  // Not adjacent: src is not upper's input.
+  CHECK_FALSE(CanFuseMaps(maps, maps.Find("upper"), maps.Find("src")).legal);
+}
+
+}  // namespace
+}  // namespace plumber::rewrite
