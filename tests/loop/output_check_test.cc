@@ -1,0 +1,166 @@
+// Shape changes run for real (optimize/output_check.h): a move the rules
+// allow keeps the first elements identical; a move they refuse, planted on
+// purpose, is caught by the comparison; two maps fused yield what the pair
+// did. On generated images and on ranges, a few hundred elements each.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "harness.h"
+#include "optimize/output_check.h"
+#include "rewrite/legal_moves.h"
+#include "rewrite/shape_edits.h"
+#include "runtime/datagen.h"
+#include "traceio/pipeline_io.h"
+
+namespace plumber {
+namespace {
+
+schema::Pipeline Parse(const std::string& json) {
+  auto p = ParsePipeline(json, "test pipeline");
+  INFO(json);
+  REQUIRE(p.ok());
+  runtime::testing::Graph(*p);  // valid
+  return *p;
+}
+
+rewrite::MoveVerdict Verdict(const schema::Pipeline& p, const std::string& upper, const std::string& lower) {
+  const ProgramGraph g = runtime::testing::Graph(p);
+  return rewrite::CanMoveAbove(g, g.Find(upper), g.Find(lower));
+}
+
+// range -> map(m) -> filter(f) -> batch 4.
+schema::Pipeline RangePipeline(const std::string& map_steps, const std::string& predicate) {
+  return Parse(R"({"name": "r", "nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 400}},
+    {"name": "m", "op": "map", "inputs": ["src"], "map": {"udf": [)" + map_steps + R"(]}},
+    {"name": "f", "op": "filter", "inputs": ["m"], "filter": {"predicate": [)" + predicate + R"(]}},
+    {"name": "b", "op": "batch", "inputs": ["f"], "batch": {"batch_size": 4}}]})");
+}
+
+optimize::OutputCheck Compare(const schema::Pipeline& a, const schema::Pipeline& b, const std::string& dir = "",
+                              int64_t n = 1000) {
+  auto check = optimize::CompareOutputs(Env::Default(), a, b, dir, n, /*any_order=*/false);
+  INFO(check.status().ToString());
+  REQUIRE(check.ok());
+  return *check;
+}
+
+TEST_CASE("a filter the rules move above a map keeps every element, in order", "[output_check]") {
+  const schema::Pipeline naive = RangePipeline(R"({"op": "cpu_burn", "args": {"micros": 1}})",
+                                               R"({"op": "label_in", "args": {"min": 10, "max": 90}})");
+  REQUIRE(Verdict(naive, "f", "m").legal);
+  schema::Pipeline moved = naive;
+  REQUIRE(rewrite::MoveAbove(&moved, "f", "m").ok());
+  // The filter now reads the source and the map reads the filter.
+  CHECK(moved.nodes(1).name() == "f");
+  CHECK(moved.nodes(1).inputs(0) == "src");
+  CHECK(moved.nodes(2).name() == "m");
+  CHECK(moved.nodes(2).inputs(0) == "f");
+  const auto check = Compare(naive, moved);
+  CHECK(check.same);
+  CHECK(check.compared == 21);  // 81 elements in batches of 4, the last short
+}
+
+TEST_CASE("a move the rules refuse, made anyway, is caught by running both", "[output_check]") {
+  // The map writes the component the predicate reads.
+  const schema::Pipeline naive =
+      RangePipeline(R"({"op": "add", "args": {"value": 5}})", R"({"op": "label_in", "args": {"values": [7, 12, 40]}})");
+  const auto verdict = Verdict(naive, "f", "m");
+  REQUIRE_FALSE(verdict.legal);
+  schema::Pipeline moved = naive;
+  REQUIRE(rewrite::MoveAbove(&moved, "f", "m").ok());
+  const auto check = Compare(naive, moved);
+  CHECK_FALSE(check.same);
+  // 2, 7 and 35 pass before the map: 7, 12 and 40; moved, 7, 12 and 40
+  // pass and become 12, 17 and 45. One batch each.
+  CHECK(check.difference == "element 0 differs");
+}
+
+TEST_CASE("a filter moved above a random crop changes the crops, and the rules refuse it", "[output_check]") {
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-output-check-");
+  REQUIRE(dir.ok());
+  runtime::ImageGenOptions gen;
+  gen.files = 1;
+  gen.records_per_file = 24;
+  gen.width = gen.height = 48;
+  gen.seed = 5;
+  REQUIRE(runtime::GenerateImages(Env::Default(), dir->path(), gen).ok());
+  // Keep the labels of every other record, so the filter drops some.
+  const std::string json_head = R"({"name": "img", "nodes": [
+    {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
+    {"name": "parse", "op": "map", "inputs": ["read"], "map": {"udf": [
+      {"op": "parse_example", "args": {"features": ["image/encoded", "image/class/label"]}}]}},
+    {"name": "crop", "op": "map", "inputs": ["parse"], "map": {"udf": [
+      {"op": "decode_jpeg"}, {"op": "random_crop", "args": {"height": 32, "width": 32, "seed": 7}}]}},
+    {"name": "keep", "op": "filter", "inputs": ["crop"], "filter": {"predicate": [
+      {"op": "label_in", "args": {"component": 1, "values": [)";
+  // Every label the data has, then all but one of them.
+  auto labels = [&](const schema::Pipeline& p) {
+    runtime::testing::Harness h(p, {}, false, dir->path());
+    REQUIRE(h.build_status().ok());
+    std::vector<int64_t> out;
+    for (const auto& e : h.All()) out.push_back(static_cast<int64_t>(e[1].GetDouble(0)));
+    return out;
+  };
+  const schema::Pipeline all = Parse(R"({"name": "img", "nodes": [
+    {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
+    {"name": "parse", "op": "map", "inputs": ["read"], "map": {"udf": [
+      {"op": "parse_example", "args": {"features": ["image/encoded", "image/class/label"]}}]}}]})");
+  const std::vector<int64_t> seen = labels(all);
+  REQUIRE(seen.size() == 24);
+  std::string values;
+  for (size_t i = 0; i < seen.size(); i += 2) values += (values.empty() ? "" : ",") + std::to_string(seen[i]);
+  const schema::Pipeline naive = Parse(json_head + values + "]}}]}}]}");
+  REQUIRE(labels(naive).size() < 24);
+
+  const auto verdict = Verdict(naive, "keep", "crop");
+  REQUIRE_FALSE(verdict.legal);
+  CHECK_THAT(verdict.reason, Catch::StartsWith("crop is random (random_crop)"));
+  schema::Pipeline moved = naive;
+  REQUIRE(rewrite::MoveAbove(&moved, "keep", "crop").ok());
+  const auto check = Compare(naive, moved, dir->path());
+  CHECK_FALSE(check.same);
+  // The same records pass; what differs is the window each was cut at.
+  CHECK_THAT(check.difference, Catch::EndsWith("differs"));
+}
+
+TEST_CASE("two maps fused yield what the pair did, random steps included", "[output_check]") {
+  const schema::Pipeline pair = Parse(R"({"name": "f", "nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 300}},
+    {"name": "a", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "add", "args": {"value": 3}}]}},
+    {"name": "b", "op": "map", "inputs": ["a"], "map": {"parallelism": 2, "udf": [{"op": "add", "args": {"value": 4}}]}},
+    {"name": "out", "op": "batch", "inputs": ["b"], "batch": {"batch_size": 8}}]})");
+  const ProgramGraph g = runtime::testing::Graph(pair);
+  REQUIRE(rewrite::CanFuseMaps(g, g.Find("b"), g.Find("a")).legal);
+  schema::Pipeline fused = pair;
+  REQUIRE(rewrite::FuseMaps(&fused, "b", "a").ok());
+  REQUIRE(fused.nodes_size() == 3);
+  CHECK(fused.nodes(1).name() == "b");
+  CHECK(fused.nodes(1).inputs(0) == "src");
+  REQUIRE(fused.nodes(1).map().udf_size() == 2);
+  CHECK(fused.nodes(1).map().parallelism() == 2);
+  const auto check = Compare(pair, fused);
+  CHECK(check.same);
+  CHECK(check.compared == 38);  // 300 elements in batches of 8, the last short
+
+  // A different pipeline is told apart: the comparison can fail.
+  schema::Pipeline other = fused;
+  (*other.mutable_nodes(1)->mutable_map()->mutable_udf(1)->mutable_args())["value"].set_number_value(5);
+  CHECK_FALSE(Compare(pair, other).same);
+}
+
+TEST_CASE("the edits refuse nodes that are not where they need them", "[output_check]") {
+  schema::Pipeline p = RangePipeline(R"({"op": "add"})", R"({"op": "label_in", "args": {"min": 1}})");
+  CHECK_THAT(rewrite::MoveAbove(&p, "b", "m").message(), Catch::Contains("'m' is not the only input of 'b'"));
+  CHECK_THAT(rewrite::MoveAbove(&p, "f", "nope").message(), Catch::Contains("no node 'nope'"));
+  CHECK_THAT(rewrite::FuseMaps(&p, "f", "m").message(), Catch::Contains("only two maps fuse"));
+  // The declared output moves with the node that was it.
+  p.set_output("b");
+  schema::Pipeline q = p;
+  REQUIRE(rewrite::MoveAbove(&q, "b", "f").ok());
+  CHECK(q.output() == "f");
+}
+
+}  // namespace
+}  // namespace plumber
