@@ -84,7 +84,7 @@ struct OpKeeps {
   bool elements = false;
 };
 
-// How an op may move above a map that feeds it (rewrite/legal_moves.h
+// How an op may move above a map that feeds it (pipeline/legal_moves.h
 // holds the rules).
 enum class MovesAboveMap {
   kNever,        // no rule says what crossing it keeps

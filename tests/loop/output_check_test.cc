@@ -8,7 +8,7 @@
 
 #include "harness.h"
 #include "optimize/output_check.h"
-#include "rewrite/legal_moves.h"
+#include "pipeline/legal_moves.h"
 #include "rewrite/shape_edits.h"
 #include "runtime/datagen.h"
 #include "traceio/pipeline_io.h"
@@ -24,9 +24,9 @@ schema::Pipeline Parse(const std::string& json) {
   return *p;
 }
 
-rewrite::MoveVerdict Verdict(const schema::Pipeline& p, const std::string& upper, const std::string& lower) {
+MoveVerdict Verdict(const schema::Pipeline& p, const std::string& upper, const std::string& lower) {
   const ProgramGraph g = runtime::testing::Graph(p);
-  return rewrite::CanMoveAbove(g, g.Find(upper), g.Find(lower));
+  return CanMoveAbove(g, g.Find(upper), g.Find(lower));
 }
 
 // range -> map(m) -> filter(f) -> batch 4.
@@ -132,7 +132,7 @@ TEST_CASE("two maps fused yield what the pair did, random steps included", "[out
     {"name": "b", "op": "map", "inputs": ["a"], "map": {"parallelism": 2, "udf": [{"op": "add", "args": {"value": 4}}]}},
     {"name": "out", "op": "batch", "inputs": ["b"], "batch": {"batch_size": 8}}]})");
   const ProgramGraph g = runtime::testing::Graph(pair);
-  REQUIRE(rewrite::CanFuseMaps(g, g.Find("b"), g.Find("a")).legal);
+  REQUIRE(CanFuseMaps(g, g.Find("b"), g.Find("a")).legal);
   schema::Pipeline fused = pair;
   REQUIRE(rewrite::FuseMaps(&fused, "b", "a").ok());
   REQUIRE(fused.nodes_size() == 3);

@@ -1,4 +1,4 @@
-// The legality rules of shape changes (rewrite/legal_moves.h), each both
+// The legality rules of shape changes (pipeline/legal_moves.h), each both
 // ways: a filter, take or skip above a map; two maps fused; and what no rule
 // allows (crossing a shuffle, batch, repeat, interleave, cache or prefetch,
 // imported ops).
@@ -7,10 +7,10 @@
 #include <string>
 
 #include "pipeline/program_graph.h"
-#include "rewrite/legal_moves.h"
+#include "pipeline/legal_moves.h"
 #include "traceio/pipeline_io.h"
 
-namespace plumber::rewrite {
+namespace plumber {
 namespace {
 
 // range -> `lower` -> `upper`, the last the output. `lower` and `upper` are
@@ -119,4 +119,4 @@ TEST_CASE("two adjacent maps fuse, anything else does not", "[legal_moves]") {
 }
 
 }  // namespace
-}  // namespace plumber::rewrite
+}  // namespace plumber

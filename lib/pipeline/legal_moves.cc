@@ -1,5 +1,5 @@
 // The legality rules of shape changes; see legal_moves.h.
-#include "rewrite/legal_moves.h"
+#include "pipeline/legal_moves.h"
 
 #include <optional>
 #include <set>
@@ -7,7 +7,7 @@
 #include "pipeline/op_table.h"
 #include "pipeline/udf_table.h"
 
-namespace plumber::rewrite {
+namespace plumber {
 namespace {
 
 MoveVerdict Refused(std::string reason) { return {false, std::move(reason)}; }
@@ -128,4 +128,4 @@ MoveVerdict CanFuseMaps(const ProgramGraph& g, int upper, int lower) {
                     "'s gives each element the same steps in the same order, with the same index"};
 }
 
-}  // namespace plumber::rewrite
+}  // namespace plumber

@@ -12,7 +12,7 @@
 
 #include "pipeline/program_graph.h"
 
-namespace plumber::rewrite {
+namespace plumber {
 
 // A rule's answer, with the reason a report gives either way.
 struct MoveVerdict {
@@ -41,4 +41,4 @@ MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower);
 // `lower` must feed nothing else.
 MoveVerdict CanFuseMaps(const ProgramGraph& g, int upper, int lower);
 
-}  // namespace plumber::rewrite
+}  // namespace plumber
