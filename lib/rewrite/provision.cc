@@ -45,35 +45,33 @@ Status CheckByRewrite(const analysis::LoadedTrace& trace, const AnalysisOptions&
     PLUMBER_ASSIGN_OR_RETURN(RewriteResult r, Rewrite(a));
     return r.predicted_after;
   };
-  auto reaches = [&](double x) { return x >= p->target * (1 - 1e-9); };
   PLUMBER_ASSIGN_OR_RETURN(const double at_lp_cores, predict(lp_cores));
-  // Up, sized by the shortfall as if the rate grew with the cores, then
-  // back down by halves to the fewest that reach the target.
-  int short_at = lp_cores;
+  // The fewest cores known to reach the target (0: none yet), the most
+  // known to fall short, and the figure at `enough` once found (before
+  // that, at the last probe, which sizes the next).
+  int enough = 0, short_at = lp_cores;
   double x = at_lp_cores;
-  int enough = reaches(x) ? lp_cores : 0;
-  for (int step = 0; step < kCheckSteps && enough == 0 && short_at < most; ++step) {
-    const double wanted = x > 0 ? std::ceil(short_at * p->target / x) : most;
-    const int cores = static_cast<int>(std::clamp<double>(wanted, short_at + 1, most));
+  auto probe = [&](int cores) -> Status {
     PLUMBER_ASSIGN_OR_RETURN(const double at, predict(cores));
-    if (reaches(at)) {
+    if (at >= p->target * (1 - 1e-9)) {
       enough = cores;
       x = at;
     } else {
       short_at = cores;
-      x = at;
+      if (enough == 0) x = at;
     }
+    return Status::OK();
+  };
+  if (at_lp_cores >= p->target * (1 - 1e-9)) enough = lp_cores;
+  // Up, sized by the shortfall as if the rate grew with the cores, then
+  // back down by halves to the fewest that reach the target.
+  for (int step = 0; step < kCheckSteps && enough == 0 && short_at < most; ++step) {
+    const double wanted = x > 0 ? std::ceil(short_at * p->target / x) : most;
+    PLUMBER_RETURN_IF_ERROR(probe(static_cast<int>(std::clamp<double>(wanted, short_at + 1, most))));
   }
   if (enough > 0) {
     for (int step = 0; step < kCheckSteps && enough - short_at > 1; ++step) {
-      const int mid = short_at + (enough - short_at) / 2;
-      PLUMBER_ASSIGN_OR_RETURN(const double at, predict(mid));
-      if (reaches(at)) {
-        enough = mid;
-        x = at;
-      } else {
-        short_at = mid;
-      }
+      PLUMBER_RETURN_IF_ERROR(probe(short_at + (enough - short_at) / 2));
     }
     p->rewritten_throughput = x;
     if (enough != lp_cores) {

@@ -141,13 +141,23 @@ class ComponentOp : public UdfOp {
 
  protected:
   StatusOr<Tensor*> Get(Element* e, const char* op) const {
-    if (component_ >= e->size()) {
-      return Status::InvalidArgument(std::string(op) + ": the element has " + FormatCount(e->size(), "component", "components") +
-                                     ", no component " + std::to_string(component_));
-    }
+    PLUMBER_RETURN_IF_ERROR(Has(e->size(), op));
     return &(*e)[component_];
   }
+  // The same for a predicate, which reads the element without changing it.
+  StatusOr<const Tensor*> Get(const Element& e, const char* op) const {
+    PLUMBER_RETURN_IF_ERROR(Has(e.size(), op));
+    return &e[component_];
+  }
   size_t component_;
+
+ private:
+  Status Has(size_t components, const char* op) const {
+    if (component_ < components) return Status::OK();
+    return Status::InvalidArgument(std::string(op) + ": the element has " +
+                                   FormatCount(components, "component", "components") + ", no component " +
+                                   std::to_string(component_));
+  }
 };
 
 Status WantImage(const Tensor& t, const char* op) {
@@ -449,10 +459,8 @@ class LengthFilter final : public ComponentOp {
 
   // Length: the bytes of a string scalar, else the number of values.
   StatusOr<bool> Test(const Element& e) const override {
-    if (component_ >= e.size()) {
-      return Status::InvalidArgument("length_filter: the element has no component " + std::to_string(component_));
-    }
-    const Tensor& t = e[component_];
+    PLUMBER_ASSIGN_OR_RETURN(const Tensor* component, Get(e, "length_filter"));
+    const Tensor& t = *component;
     const double len = t.dtype() == DType::kString && t.NumElements() == 1 ? static_cast<double>(t.strings()[0].size())
                                                                            : static_cast<double>(t.NumElements());
     return len >= min_ && len <= max_;
@@ -477,10 +485,8 @@ class LabelIn final : public ComponentOp {
   Status Apply(Element*, const UdfCtx&) const override { return Status::OK(); }
 
   StatusOr<bool> Test(const Element& e) const override {
-    if (component_ >= e.size()) {
-      return Status::InvalidArgument("label_in: the element has no component " + std::to_string(component_));
-    }
-    const Tensor& t = e[component_];
+    PLUMBER_ASSIGN_OR_RETURN(const Tensor* component, Get(e, "label_in"));
+    const Tensor& t = *component;
     if (t.dtype() == DType::kString || t.NumElements() != 1) {
       return Status::InvalidArgument("label_in: expected a numeric scalar, got " + t.DebugType());
     }

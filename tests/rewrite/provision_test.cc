@@ -20,6 +20,7 @@ namespace {
 using analysis::PlanProvisioning;
 
 const std::string kCpuTrace = std::string(PLUMBER_SOURCE_DIR) + "/testdata/traces/cpu.json";
+const std::string kImageTrace = std::string(PLUMBER_SOURCE_DIR) + "/testdata/traces/image.json";
 
 TEST_CASE("provision: prices are key=value items, each optional", "[provision]") {
   const lp::ResourcePrices defaults;
@@ -154,10 +155,9 @@ TEST_CASE("provision: storage free in the steady state because a cache replays i
 // at 12 reach 27.3): provision says 13, keeps the MILP's 12 beside it, and
 // its figure is what `plumber rewrite` predicts for that machine.
 TEST_CASE("provision: the evaluator checks the machine with the pipeline rewritten for it", "[provision]") {
-  const std::string image = std::string(PLUMBER_SOURCE_DIR) + "/testdata/traces/image.json";
   ProvisionRequest request;
   request.target = 30;
-  auto answer = Provision(Env::Default(), image, {}, request);
+  auto answer = Provision(Env::Default(), kImageTrace, {}, request);
   REQUIRE(answer.ok());
   REQUIRE(answer->machine.has_value());
   const Provisioning& p = *answer->machine;
@@ -166,7 +166,7 @@ TEST_CASE("provision: the evaluator checks the machine with the pipeline rewritt
   REQUIRE(p.rewritten_throughput.has_value());
   CHECK(*p.rewritten_throughput >= 30);
   // One more core at the default price on top of the MILP's cost.
-  auto lp_only = analysis::AnalyzeTraceFile(Env::Default(), image, {});
+  auto lp_only = analysis::AnalyzeTraceFile(Env::Default(), kImageTrace, {});
   REQUIRE(lp_only.ok());
   auto milp = PlanProvisioning(*lp_only, 30, lp::ResourcePrices{});
   REQUIRE(milp.ok());
@@ -182,7 +182,7 @@ TEST_CASE("provision: the evaluator checks the machine with the pipeline rewritt
     options.cache_memory_fraction = 1.0;
     options.disk_bandwidth_bytes_per_s = p.machine.bandwidth;
     options.solve_programs = true;
-    auto a = analysis::AnalyzeTraceFile(Env::Default(), image, options);
+    auto a = analysis::AnalyzeTraceFile(Env::Default(), kImageTrace, options);
     REQUIRE(a.ok());
     auto r = Rewrite(*a);
     REQUIRE(r.ok());
@@ -206,15 +206,14 @@ TEST_CASE("provision: the evaluator checks the machine with the pipeline rewritt
 // plan more cores for it than there are files. The image example's eight
 // files at 160 ms of reading a minibatch reach 50 minibatches/s at most.
 TEST_CASE("provision: a reader in an interleave gets no more cores than there are files", "[provision]") {
-  const std::string image = std::string(PLUMBER_SOURCE_DIR) + "/testdata/traces/image.json";
   ProvisionRequest request;
   request.target = 60;
-  auto answer = Provision(Env::Default(), image, {}, request);
+  auto answer = Provision(Env::Default(), kImageTrace, {}, request);
   REQUIRE(answer.ok());
   CHECK_FALSE(answer->machine.has_value());
   CHECK_THAT(answer->unreachable, Catch::Contains("stage 'read' reaches at most 50 minibatches/s (8 cores"));
   request.target = 50;
-  auto fifty = Provision(Env::Default(), image, {}, request);
+  auto fifty = Provision(Env::Default(), kImageTrace, {}, request);
   REQUIRE(fifty.ok());
   REQUIRE(fifty->machine.has_value());
   CHECK(*fifty->machine->rewritten_throughput >= 50);
