@@ -220,6 +220,7 @@ class TracedLoader:
         self._worker_start_epoch = 0
         self._epoch_iter_ns = 0
         self._first_batch_wait = 0
+        self._epoch_end_wait = 0
         self._last_snapshot_ns = None
         self._last_wall = -1
         self._status = None
@@ -321,6 +322,7 @@ class TracedLoader:
             try:
                 item = next(it)
             except StopIteration:
+                self._epoch_end_wait += _perf() - a
                 break
             except KeyboardInterrupt:
                 self._status = ("interrupted", "")
@@ -469,11 +471,11 @@ class TracedLoader:
         notes = []
         if cfg.num_workers > 0:
             notes.append("handing a batch from a worker to the main process (pickling, shared memory, the "
-                         "queues) is not timed on its own: plumber prices it as the main process's CPU beyond "
+                         "queues) is not timed on its own: plumber prices it as the processes' CPU beyond "
                          "the stages', which also holds the tracer's own and the training loop's")
             if not cfg.persistent_workers:
-                notes.append("workers are started at each epoch: the trace times each epoch from iter() until "
-                             "its last worker came up, not what a worker's start costs the cores")
+                notes.append("workers are restarted at each epoch: the trace times what the main process waited "
+                             "at each epoch's start and end, not what the restart costs the cores")
         else:
             notes.append("num_workers is 0: the main process loads every batch itself, between training steps")
         notes.append("thread CPU is read on one __getitem__ in %d (and every collate) and extrapolated per "
@@ -552,6 +554,7 @@ class TracedLoader:
         d.workers_started = self._workers_started
         d.worker_start_ns = self._worker_start_done + self._worker_start_epoch
         d.first_batch_wait_ns = self._first_batch_wait
+        d.epoch_end_wait_ns = self._epoch_end_wait
         self._record(trace_pb2.TraceRecord(snapshot=s))
 
     def _late_keys(self):

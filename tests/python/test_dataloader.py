@@ -110,6 +110,9 @@ class TracedDataLoaderTest(unittest.TestCase):
             self.assertEqual(last["prefetch"].buffer_capacity, 2 * workers)
             self.assertEqual(dl.workers_started, workers * (1 if persistent else EPOCHS))
             self.assertGreater(dl.worker_start_ns, 0)
+            # Each epoch's end is waited for: a pool that does not persist
+            # is shut down then, so its wait is at least the joins'.
+            self.assertGreater(dl.epoch_end_wait_ns, 0)
         # plumber itself reads it: valid, and the model runs.
         rc, out, err = plumber("validate", path)
         self.assertEqual(rc, 0, out + err)
