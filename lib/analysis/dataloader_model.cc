@@ -50,6 +50,22 @@ std::optional<DataLoaderMeasured> MeasureDataLoader(const schema::TraceHeader& h
     const double main_cpu = static_cast<double>(window.end.process_cpu_ns() - start_cpu) * 1e-9 - nodes_cpu_seconds;
     d.crossing_seconds = std::max(0.0, main_cpu) / static_cast<double>(minibatches);
   }
+  // A pool that restarts costs more than its workers' start: the fresh
+  // workers' first batches come late (copy-on-write faults, their own
+  // set-up) and the old ones are shut down at the epoch's end, all while
+  // the main process waits. What it waited at each epoch's start and end
+  // beyond the first round's build (which the cores count anyway: one batch
+  // on each worker, the workers sharing the cores) is the restart, and its
+  // share per worker prices other pool sizes.
+  if (c.num_workers() > 0 && !c.persistent_workers() && k.epochs() > 0 && minibatches > 0) {
+    const double cores = header.machine().cores() > 0 ? header.machine().cores() : 1.0;
+    const double batch = (nodes_cpu_seconds + d.crossing_seconds.value_or(0.0) * static_cast<double>(minibatches)) /
+                         static_cast<double>(minibatches) * std::max(1.0, c.num_workers() / cores);
+    const double waited = static_cast<double>(k.first_batch_wait_ns() + k.epoch_end_wait_ns()) * 1e-9 /
+                          static_cast<double>(k.epochs());
+    const double restart = std::max(0.0, waited - batch) / c.num_workers();
+    if (restart > d.worker_start_seconds.value_or(0.0)) d.worker_start_seconds = restart;
+  }
   return d;
 }
 
@@ -78,22 +94,24 @@ DataLoaderEvaluation EvaluateDataLoader(const ProgramGraph& g, const ProgramCost
                                         double cores, double step_seconds) {
   const int n = std::max(0, setting.num_workers);
   const ThreadGroups tg = DataLoaderThreadGroups(g, n);
-  // The hand-off node's counters are the main process's wait, not work: the
-  // crossing's price is charged to the consumer instead, and only when
-  // something crosses.
+  // The hand-off node's counters are the main process's wait, not work: it
+  // costs the crossing instead, and only when something crosses. The
+  // crossing is CPU the main process spends beside the workers on the same
+  // cores, so it is the hand-off's work, not the consumer's step.
   ProgramCosts c = costs;
   const int hand_off = DataLoaderHandOff(g);
-  if (hand_off >= 0) c.nodes[hand_off] = WorkCost{};
   const double crossing = n > 0 ? measured.crossing_seconds.value_or(0.0) : 0.0;
+  if (hand_off >= 0) c.nodes[hand_off] = WorkCost{crossing > 0, crossing, crossing, 0};
   // One batch on one worker: every node's service but the hand-off's.
   double batch_seconds = 0;
   for (int i = 0; i < g.size(); ++i) {
-    if (c.nodes[i].works && tg.group_of[i] >= 0) batch_seconds += c.nodes[i].service_seconds;
+    if (i != hand_off && c.nodes[i].works && tg.group_of[i] >= 0) batch_seconds += c.nodes[i].service_seconds;
   }
   DataLoaderEvaluation out;
   EvaluationMachine machine;
   machine.cores = cores;
-  machine.step_seconds = step_seconds + crossing;
+  // Without a hand-off node to carry it, the crossing can only be the step's.
+  machine.step_seconds = step_seconds + (hand_off < 0 ? crossing : 0.0);
   if (n > 0 && batch_seconds + crossing > 0) {
     out.in_flight_bound = static_cast<double>(std::max(1, setting.prefetch_factor)) * n / (batch_seconds + crossing);
     machine.ceiling = out.in_flight_bound;
@@ -101,18 +119,22 @@ DataLoaderEvaluation EvaluateDataLoader(const ProgramGraph& g, const ProgramCost
   out.evaluation = Evaluate(g, tg, c, machine, /*restart=*/nullptr);
   Evaluation& e = out.evaluation;
   if (n > 0 && measured.batches_per_epoch > 0 && e.throughput) {
-    // Nothing reaches the main process until a worker has built the
-    // epoch's first batch, after the pool's start when it restarts.
-    double fill = batch_seconds + crossing;
-    if (!setting.persistent_workers) fill += n * measured.worker_start_seconds.value_or(0.0);
+    // A restarting pool starts before anything is built: the cores idle
+    // through it. The epoch's first wave is work the cores bound counts,
+    // but its last is uneven: `last` workers build the final round while
+    // the others idle, so the workers' term pays the round's unfilled part
+    // and the cores' term the cores left idle in it.
+    const double start = setting.persistent_workers ? 0.0 : n * measured.worker_start_seconds.value_or(0.0);
+    const double batches = measured.batches_per_epoch;
+    const double rounds = std::ceil(batches / n);
+    const double last = batches - (rounds - 1) * n;
+    const double busy = std::min(static_cast<double>(n), cores);
     EpochRestart r;
     r.repeat = "DataLoader epoch";
-    r.minibatches_per_epoch = measured.batches_per_epoch;
-    // The fill idles the workers as it idles the cores: the epoch restart's
-    // two terms take it both.
-    r.fill_wait_seconds = fill;
-    r.drain_seconds = fill;
-    out.restart_seconds = fill;
+    r.minibatches_per_epoch = batches;
+    r.fill_wait_seconds = start + batch_seconds * std::max(0.0, busy - last) / std::max(1.0, cores);
+    r.drain_seconds = start + batch_seconds * (rounds - batches / n) + crossing;
+    out.restart_seconds = start + batch_seconds + crossing;
     e.restart = r;
     e.throughput = r.Apply(e.bounds);
   }

@@ -8,16 +8,17 @@
 // on the same worker. So the nodes below the hand-off form ONE pool of
 // num_workers processes (no input lock: each worker is handed its own
 // indices by the sampler); with num_workers 0 the main process builds every
-// batch inline. The main process (the consumer) pays, per batch, what a
-// batch costs to cross from a worker (unpickling, shared memory, the
-// queues), measured as its CPU beyond the nodes'. At most prefetch_factor x
-// num_workers batches are in flight, so by Little's law the throughput is at
-// most that many over a batch's time in flight (its build on one worker plus
-// its crossing). A non-persistent pool restarts at every epoch: its workers
-// start one after the other (torch starts them in a loop), and the epoch's
-// first batch is built before the main process gets anything; a persistent
-// pool pays only that first batch. Both are the epoch restart's fill
-// (epoch_restart.h), which here holds the workers and the cores alike.
+// batch inline. A batch costs CPU to cross from a worker (pickling,
+// unpickling, shared memory, the queues), measured as the main process's and
+// the workers' CPU beyond the nodes': it is the hand-off node's work, in the
+// main process beside the step and on the same cores as the workers. At most
+// prefetch_factor x num_workers batches are in flight, so by Little's law the
+// throughput is at most that many over a batch's time in flight (its build
+// on one worker plus its crossing). Each epoch restarts the pool's work (the
+// epoch restart's terms, epoch_restart.h): a non-persistent pool first starts
+// its workers one after the other (torch starts them in a loop) with the
+// cores idle, and the epoch's last round of batches is uneven, some workers
+// idle while others build the last batches.
 #pragma once
 
 #include <optional>
@@ -45,11 +46,17 @@ struct DataLoaderMeasured {
   // Batches per epoch (len(dataset) over batch_size); 0: unknown.
   double batches_per_epoch = 0;
   int64_t epochs = 0;
-  // One worker's start, seconds (the time from iter() until the last worker
-  // came up, over the workers started); nullopt when no worker started.
+  // One worker's share of what a restarting pool costs at each epoch,
+  // seconds: from a non-persistent trace, the main process's wait at each
+  // epoch's start and end beyond one batch's build (the workers' start,
+  // their late first batches, their shutdown) over the workers; from a
+  // persistent one, which restarts once, only the start (the time from
+  // iter() until the last worker came up, over the workers started).
+  // nullopt when no worker started.
   std::optional<double> worker_start_seconds;
-  // The main process's CPU per batch beyond the nodes' (a batch's crossing);
-  // nullopt when the traced run had no workers, so nothing crossed.
+  // The process CPU per batch (the main process's and the workers') beyond
+  // the nodes' (a batch's crossing); nullopt when the traced run had no
+  // workers, so nothing crossed.
   std::optional<double> crossing_seconds;
 };
 
@@ -85,8 +92,8 @@ struct DataLoaderEvaluation {
 
 // The DataLoader of `setting` over `graph` with `costs` (the nodes' costs
 // per batch as traced) on `cores`, the consumer's own step `step_seconds`
-// a batch. `crossing_seconds` is what a batch's crossing costs the main
-// process (used only with workers).
+// a batch. The measured crossing is the hand-off node's cost whenever
+// the setting has workers, whatever `costs` gives it.
 DataLoaderEvaluation EvaluateDataLoader(const ProgramGraph& graph, const ProgramCosts& costs,
                                         const DataLoaderMeasured& measured, const DataLoaderSetting& setting,
                                         double cores, double step_seconds);

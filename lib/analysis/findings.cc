@@ -102,14 +102,16 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   if (restart && r.as_traced.throughput && r.as_traced.steady_throughput &&
       *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput && r.dataloader) {
     // A DataLoader's restart is its workers' (dataloader_model.h).
+    const DataLoaderSetting& t = r.dataloader->traced;
+    const double start =
+        t.persistent_workers ? 0.0 : t.num_workers * r.dataloader->worker_start_seconds.value_or(0.0);
     f.push_back("Each epoch (" + FormatNumber(restart->minibatches_per_epoch) + " minibatches) costs " +
                 FormatNumber(100 * (1 - *r.as_traced.throughput / *r.as_traced.steady_throughput)) +
-                "% of the steady " + rate(*r.as_traced.steady_throughput) + ": nothing reaches the main process for " +
-                units::FormatSeconds(restart->fill_wait_seconds) + (r.dataloader->traced.persistent_workers
-                                                                        ? " while a worker builds the first batch"
-                                                                        : " while the workers start and one builds "
-                                                                          "the first batch") +
-                "; longer epochs lose less.");
+                "% of the steady " + rate(*r.as_traced.steady_throughput) + ": " +
+                (start > 0 ? "the workers restart (" + units::FormatSeconds(start) +
+                                 ": their start, their late first batches, their shutdown), then "
+                           : "") +
+                "an uneven last round of batches idles some workers; longer epochs lose less.");
   } else if (restart && r.as_traced.throughput && r.as_traced.steady_throughput &&
              *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput) {
     f.push_back("Each epoch (" + FormatNumber(restart->minibatches_per_epoch) + " minibatches) " + restart->repeat +
@@ -153,6 +155,13 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   for (const auto& m : r.nodes) {
     // Said where it moves the numbers: a twentieth of the node's CPU.
     if (m.handoff_cpu_seconds <= 0.05 * m.cpu_seconds || r.minibatches <= 0) continue;
+    if (r.dataloader) {
+      f.push_back("Each batch's crossing from a worker to the main process costs " +
+                  units::FormatSeconds(m.handoff_cpu_seconds / static_cast<double>(r.minibatches)) +
+                  " of CPU beyond the stages' (pickling, shared memory, the queues, and the training loop's and "
+                  "tracer's own): it shares the cores with the workers, so the model charges it to " + m.name + ".");
+      continue;
+    }
     f.push_back(m.name + "'s CPU includes " +
                 units::FormatSeconds(m.handoff_cpu_seconds / static_cast<double>(r.minibatches)) +
                 " per minibatch (" + FormatNumber(100.0 * m.handoff_cpu_seconds / m.cpu_seconds) +

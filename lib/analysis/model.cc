@@ -263,8 +263,9 @@ void Modeler::Rates() {
   const int n = g_.size();
   const double c0 = static_cast<double>(r_.minibatches);
   const std::vector<bool> under_cache = UnderCache();
-  const std::vector<double> handoff_cpu =
-      UnchargedHandoffCpu(t_.window, stats_, /*imported=*/t_.header.has_imported());
+  std::vector<double> handoff_cpu = UnchargedHandoffCpu(t_.window, stats_, /*imported=*/t_.header.has_imported());
+  // A DataLoader's CPU beyond the stages is its batches' crossing (dataloader_model.h).
+  if (const int h = DataLoaderHandOff(g_); r_.dataloader && h >= 0) handoff_cpu[h] = r_.dataloader->crossing_seconds.value_or(0) * c0;
   const auto& unreliable = t_.window.unreliable_nodes;
   auto own_parallelism = [&](int i) {
     const NodeWindow& s = stats_[i];
@@ -568,11 +569,10 @@ void Modeler::Cache() {
   }
 }
 
-// A PyTorch DataLoader's trace: its setting, and what the run measured
-// beyond the nodes (dataloader_model.h).
+// A PyTorch DataLoader's setting, and what its run measured beyond the nodes.
 void Modeler::DataLoader() {
   double nodes_cpu = 0;
-  for (const auto& m : r_.nodes) nodes_cpu += m.cpu_seconds;
+  for (const NodeWindow& s : stats_) nodes_cpu += static_cast<double>(s.Delta(&schema::NodeStats::active_cpu_ns)) * 1e-9;
   r_.dataloader = MeasureDataLoader(t_.header, t_.window, r_.minibatches, nodes_cpu);
 }
 
@@ -588,8 +588,8 @@ StatusOr<Analysis> Modeler::Run() {
   }
   PLUMBER_RETURN_IF_ERROR(Window());
   Machine();
+  DataLoader();  // before the rates: the crossing is the hand-off's CPU
   Rates();
-  DataLoader();
   BandwidthFromCurve();
   ModelSizes(g_, stats_, &r_);
   Groups();

@@ -70,7 +70,7 @@ std::string TorchAdviceText(const analysis::Analysis& a, const rewrite::TorchAdv
   if (a.observed_throughput) o << "  observed:   " << Rate(a, a.observed_throughput) << "\n";
   o << "  predicted:  " << Rate(a, adv.traced_prediction) << " as traced\n";
   if (m.worker_start_seconds) {
-    o << "  measured:   a worker's start " << units::FormatSeconds(*m.worker_start_seconds);
+    o << "  measured:   a worker's restart " << units::FormatSeconds(*m.worker_start_seconds);
     if (m.crossing_seconds) o << ", a batch's crossing " << units::FormatSeconds(*m.crossing_seconds);
     o << "\n";
   }

@@ -67,30 +67,42 @@ TEST_CASE("dataloader model: no workers, the main process builds each batch", "[
   CHECK_FALSE(d.evaluation.restart);
 }
 
-TEST_CASE("dataloader model: persistent workers pay the first batch an epoch, others their start too",
+TEST_CASE("dataloader model: the crossing shares the cores, a restarting pool idles them while it starts",
           "[dataloader]") {
   const ProgramGraph g = GraphOf(kLoader);
   // 2 workers on 2 cores: the pool allows 2 / 40 ms = 50 batches/s, the
-  // cores 2 / 40 ms of CPU = 50, the main process 1 / 5 ms = 200, the
-  // in-flight bound 2 x 2 / 45 ms = 88.9. An epoch of 10 batches takes
-  // 10 / 50 = 200 ms plus its fill.
+  // main process 1 / 5 ms = 200, the in-flight bound 2 x 2 / 45 ms = 88.9;
+  // the cores run the workers' 40 ms and the crossing's 5 ms of CPU a
+  // batch: 2 / 45 ms = 44.4, the tightest.
   const auto persistent = EvaluateDataLoader(g, LoaderCosts(g), Measured(), {2, 2, true}, 2, 0);
   REQUIRE(persistent.evaluation.steady_throughput);
-  CHECK(*persistent.evaluation.steady_throughput == Approx(50.0));
+  CHECK(*persistent.evaluation.steady_throughput == Approx(2 / 0.045));
+  CHECK(persistent.evaluation.limit == "cpu");
   REQUIRE(persistent.in_flight_bound);
   CHECK(*persistent.in_flight_bound == Approx(4 / 0.045));
-  // The fill: the first batch built (40 ms) and crossed (5 ms).
+  // 10 batches are 5 full rounds of 2: the first round's build is work the
+  // cores count, the last leaves no worker idle, so the epoch costs only
+  // the last crossing, off the cores: 10 / 50 + 5 ms = 205 ms against the
+  // cores' 225.
   CHECK(persistent.restart_seconds == Approx(0.045));
-  CHECK(*persistent.evaluation.throughput == Approx(10 / 0.245));
-  // Not persistent: the two workers start one after the other, 100 ms each.
+  CHECK(*persistent.evaluation.throughput == Approx(2 / 0.045));
+  // 11 batches: the 6th round has 1 batch, so one core idles 40 ms: the
+  // cores' epoch is 20 ms + 11 x 22.5 ms = 267.5 ms (the workers' 6
+  // rounds and a crossing, 245 ms, are shorter).
+  DataLoaderMeasured odd = Measured();
+  odd.batches_per_epoch = 11;
+  const auto uneven = EvaluateDataLoader(g, LoaderCosts(g), odd, {2, 2, true}, 2, 0);
+  CHECK(*uneven.evaluation.throughput == Approx(11 / 0.2675));
+  // Not persistent: the two workers start one after the other, 100 ms
+  // each, with the cores idle: 200 ms + 225 ms an epoch.
   const auto restarted = EvaluateDataLoader(g, LoaderCosts(g), Measured(), {2, 2, false}, 2, 0);
   CHECK(restarted.restart_seconds == Approx(0.245));
-  CHECK(*restarted.evaluation.throughput == Approx(10 / 0.445));
+  CHECK(*restarted.evaluation.throughput == Approx(10 / 0.425));
   // The consumer's step adds to the main process's crossing: 1 / (5 + 25
-  // ms) = 33.3, below the pool's 50.
+  // ms) = 33.3, below the cores' 44.4.
   const auto stepped = EvaluateDataLoader(g, LoaderCosts(g), Measured(), {2, 2, true}, 2, 0.025);
   CHECK(*stepped.evaluation.steady_throughput == Approx(1 / 0.030));
-  CHECK(stepped.evaluation.bottleneck == "consumer");
+  CHECK(stepped.evaluation.limit == "threads");
 }
 
 TEST_CASE("dataloader model: prefetch_factor bounds the batches in flight", "[dataloader]") {
@@ -106,6 +118,58 @@ TEST_CASE("dataloader model: prefetch_factor bounds the batches in flight", "[da
   const auto two = EvaluateDataLoader(g, LoaderCosts(g), m, {2, 2, true}, 4, 0);
   CHECK(*two.evaluation.steady_throughput == Approx(50.0));
   CHECK(two.evaluation.limit == "threads");
+}
+
+// A traced run of 2 workers on 2 cores, 40 batches in the window with 1.6 s
+// of the nodes' CPU (40 ms a batch) and 1.8 s of the processes' (5 ms a
+// batch crossing), over 4 epochs.
+schema::TraceHeader LoaderHeader(bool persistent) {
+  schema::TraceHeader h;
+  h.mutable_machine()->set_cores(2);
+  schema::DataLoaderConfig* c = h.mutable_imported()->mutable_dataloader();
+  c->set_num_workers(2);
+  c->set_batch_size(32);
+  c->set_prefetch_factor(2);
+  c->set_persistent_workers(persistent);
+  c->set_dataset_length(320);
+  return h;
+}
+
+SelectedWindow LoaderWindow() {
+  SelectedWindow w;
+  w.start.emplace();
+  w.start->set_process_cpu_ns(200'000'000);
+  w.end.set_process_cpu_ns(2'000'000'000);
+  schema::DataLoaderCounters* k = w.end.mutable_dataloader();
+  k->set_epochs(4);
+  k->set_workers_started(8);
+  k->set_worker_start_ns(80'000'000);  // 20 ms an epoch: 10 ms a worker
+  // 4 x 100 ms for the first batches and 4 x 25 ms for the ends: 125 ms an
+  // epoch, 80 ms beyond a batch's 45 ms.
+  k->set_first_batch_wait_ns(400'000'000);
+  k->set_epoch_end_wait_ns(100'000'000);
+  return w;
+}
+
+TEST_CASE("dataloader model: a restarting pool is priced by what the main process waited", "[dataloader]") {
+  const auto restarting = MeasureDataLoader(LoaderHeader(false), LoaderWindow(), 40, 1.6);
+  REQUIRE(restarting);
+  REQUIRE(restarting->crossing_seconds);
+  CHECK(*restarting->crossing_seconds == Approx(0.005));
+  CHECK(restarting->batches_per_epoch == 10);
+  // 80 ms an epoch over 2 workers, more than their 10 ms start.
+  REQUIRE(restarting->worker_start_seconds);
+  CHECK(*restarting->worker_start_seconds == Approx(0.040));
+  // A persistent pool's waits are its first batches, not restarts: only
+  // the start is measured.
+  const auto persistent = MeasureDataLoader(LoaderHeader(true), LoaderWindow(), 40, 1.6);
+  REQUIRE(persistent);
+  CHECK(*persistent->worker_start_seconds == Approx(0.010));
+  // No waits recorded (a trace from before they were): the start stands.
+  SelectedWindow quiet = LoaderWindow();
+  quiet.end.mutable_dataloader()->set_first_batch_wait_ns(0);
+  quiet.end.mutable_dataloader()->set_epoch_end_wait_ns(0);
+  CHECK(*MeasureDataLoader(LoaderHeader(false), quiet, 40, 1.6)->worker_start_seconds == Approx(0.010));
 }
 
 }  // namespace
