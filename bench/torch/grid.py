@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 """The DataLoader bench: an image-classification loader and a text loader,
 each run over a grid of num_workers x persistent_workers x prefetch_factor,
-untraced and traced, then `plumber rewrite` on one traced run (the setting
-people start from: 2 workers, not persistent, prefetch_factor 2) and its
-advised setting run again. Reports, per loader: the advised setting's
-samples/s over the grid's best, the as-traced prediction's error, the
-advised setting's prediction error, and the tracing overhead (traced /
+untraced and traced. First the setting people start from (2 workers, not
+persistent, prefetch_factor 2) is traced --repeats times and analyzed; the
+trace whose as-traced prediction is their median gets `plumber rewrite`,
+and its advised setting joins the grid. Reports, per loader: the advised
+setting's samples/s over the grid's best, the as-traced prediction's error,
+the advised setting's prediction error, and the tracing overhead (traced /
 untraced samples/s at each grid point, their median).
 
-Runs alternate (every grid point once, then again, ...) and each figure is
-the median of --repeats runs. Run it on an idle machine for figures worth
+Runs alternate (every grid point once, then again, ...) after one
+warm-up run, and each figure is the median of --repeats runs; a run is 4
+epochs, a few seconds, since one-second runs vary by 10% here. Run it on an idle machine for figures worth
 recording; --tiny is a smoke test (a small grid, small data, 1 repeat).
 
     PYTHONPATH=python:build/python /usr/bin/python3 bench/torch/grid.py \\
@@ -151,38 +153,49 @@ def plumber_json(binary, *args):
 
 
 def bench(name, dataset, batch, grid, epochs, repeats, binary, tmp):
-    untraced = {s: [] for s in grid}
-    traced = {s: [] for s in grid}
-    for r in range(repeats):
-        for s in grid:  # alternated: every setting once per round
-            untraced[s].append(run(dataset, batch, s, epochs))
-            traced[s].append(run(dataset, batch, s, epochs, os.path.join(tmp, "%s.pb" % name)))
-    med = {s: statistics.median(v) for s, v in untraced.items()}
-    overhead = statistics.median(statistics.median(traced[s]) / med[s] for s in grid)
     start = (2, False, 2) if (2, False, 2) in grid else grid[-1]
-    trace = os.path.join(tmp, "%s_start.pb" % name)
-    run(dataset, batch, start, epochs, trace)
-    analysis = plumber_json(binary, "analyze", trace)
+    run(dataset, batch, start, epochs)  # warm-up: the page cache, torch's first use; not counted
+    # The advice first, from one of `repeats` traces of the start setting
+    # (the one whose as-traced prediction is their median), so the advised
+    # setting can run alternated with the grid below.
+    predictions = []
+    for r in range(repeats):
+        trace = os.path.join(tmp, "%s_start_%d.pb" % (name, r))
+        run(dataset, batch, start, epochs, trace)
+        analysis = plumber_json(binary, "analyze", trace)
+        predictions.append(((analysis.get("as_traced") or {}).get("predicted_throughput") or 0, trace))
+    predictions.sort()
+    as_traced, trace = predictions[len(predictions) // 2]
     advice = plumber_json(binary, "rewrite", trace)["dataloader"]
     a = advice["advised"]
     advised = (a["num_workers"], a["persistent_workers"] if a["num_workers"] else False,
                a["prefetch_factor"] if a["num_workers"] else 2)
-    advised_runs = [run(dataset, batch, advised, epochs) for _ in range(repeats)]
-    advised_measured = statistics.median(advised_runs)
-    as_traced = (analysis.get("as_traced") or {}).get("predicted_throughput")
-    best = max(med, key=med.get)
+    settings = grid + ([advised] if advised not in grid else [])
+    untraced = {s: [] for s in settings}
+    traced = {s: [] for s in grid}
+    for r in range(repeats):
+        for s in settings:  # alternated: every setting once per round
+            untraced[s].append(run(dataset, batch, s, epochs))
+            if s in traced:
+                traced[s].append(run(dataset, batch, s, epochs, os.path.join(tmp, "%s.pb" % name)))
+    med = {s: statistics.median(v) for s, v in untraced.items()}
+    overhead = statistics.median(statistics.median(traced[s]) / med[s] for s in grid)
+    best = max(grid, key=med.get)
     result = {
         "loader": name,
+        "epochs": epochs,
+        "samples": len(dataset),
         "grid": [{"num_workers": s[0], "persistent_workers": s[1], "prefetch_factor": s[2],
                   "samples_per_s": med[s], "traced_samples_per_s": statistics.median(traced[s])} for s in grid],
         "grid_best": {"setting": list(best), "samples_per_s": med[best]},
         "start_setting": list(start),
-        "advised": {"setting": list(advised), "samples_per_s": advised_measured,
+        "advised": {"setting": list(advised), "samples_per_s": med[advised],
                     "predicted_samples_per_s": advice["advised_prediction_batches_per_s"] * batch},
-        "advised_over_grid_best": advised_measured / med[best],
+        "advised_over_grid_best": med[advised] / med[best],
+        "as_traced_predictions_samples_per_s": [p * batch for p, _ in predictions],
         "as_traced_predicted_samples_per_s": as_traced * batch if as_traced else None,
         "as_traced_error": (as_traced * batch / med[start] - 1) if as_traced else None,
-        "advised_error": advice["advised_prediction_batches_per_s"] * batch / advised_measured - 1,
+        "advised_error": advice["advised_prediction_batches_per_s"] * batch / med[advised] - 1,
         "tracing_overhead": overhead,
     }
     return result
@@ -201,7 +214,7 @@ def main():
         images, lines, epochs, repeats = 48, 400, 2, 1
     else:
         grid = [(0, False, 2)] + [(w, p, f) for w in (1, 2, 4) for p in (False, True) for f in (2, 4)]
-        images, lines, epochs, repeats = 400, 8000, 3, args.repeats
+        images, lines, epochs, repeats = 600, 12000, 4, args.repeats
     load = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="plumber_torch_bench_")
     os.mkdir(os.path.join(tmp, "jpegs"))
