@@ -59,8 +59,8 @@ std::optional<DataLoaderMeasured> MeasureDataLoader(const schema::TraceHeader& h
   // share per worker prices other pool sizes.
   if (c.num_workers() > 0 && !c.persistent_workers() && k.epochs() > 0 && minibatches > 0) {
     const double cores = header.machine().cores() > 0 ? header.machine().cores() : 1.0;
-    const double batch = (nodes_cpu_seconds + d.crossing_seconds.value_or(0.0) * static_cast<double>(minibatches)) /
-                         static_cast<double>(minibatches) * std::max(1.0, c.num_workers() / cores);
+    const double batch = (nodes_cpu_seconds / static_cast<double>(minibatches) + d.crossing_seconds.value_or(0.0)) *
+                         std::max(1.0, c.num_workers() / cores);
     const double waited = static_cast<double>(k.first_batch_wait_ns() + k.epoch_end_wait_ns()) * 1e-9 /
                           static_cast<double>(k.epochs());
     const double restart = std::max(0.0, waited - batch) / c.num_workers();
@@ -124,7 +124,7 @@ DataLoaderEvaluation EvaluateDataLoader(const ProgramGraph& g, const ProgramCost
     // but its last is uneven: `last` workers build the final round while
     // the others idle, so the workers' term pays the round's unfilled part
     // and the cores' term the cores left idle in it.
-    const double start = setting.persistent_workers ? 0.0 : n * measured.worker_start_seconds.value_or(0.0);
+    const double start = measured.RestartSeconds(setting);
     const double batches = measured.batches_per_epoch;
     const double rounds = std::ceil(batches / n);
     const double last = batches - (rounds - 1) * n;

@@ -58,6 +58,13 @@ struct DataLoaderMeasured {
   // the nodes' (a batch's crossing); nullopt when the traced run had no
   // workers, so nothing crossed.
   std::optional<double> crossing_seconds;
+
+  // What restarting the pool of `setting` costs at each epoch, seconds
+  // (0 for a persistent pool or none).
+  double RestartSeconds(const DataLoaderSetting& setting) const {
+    if (setting.persistent_workers || setting.num_workers <= 0) return 0;
+    return setting.num_workers * worker_start_seconds.value_or(0.0);
+  }
 };
 
 // What a DataLoader's trace measured (`header.imported.dataloader` set), over

@@ -102,9 +102,7 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   if (restart && r.as_traced.throughput && r.as_traced.steady_throughput &&
       *r.as_traced.throughput < 0.99 * *r.as_traced.steady_throughput && r.dataloader) {
     // A DataLoader's restart is its workers' (dataloader_model.h).
-    const DataLoaderSetting& t = r.dataloader->traced;
-    const double start =
-        t.persistent_workers ? 0.0 : t.num_workers * r.dataloader->worker_start_seconds.value_or(0.0);
+    const double start = r.dataloader->RestartSeconds(r.dataloader->traced);
     f.push_back("Each epoch (" + FormatNumber(restart->minibatches_per_epoch) + " minibatches) costs " +
                 FormatNumber(100 * (1 - *r.as_traced.throughput / *r.as_traced.steady_throughput)) +
                 "% of the steady " + rate(*r.as_traced.steady_throughput) + ": " +

@@ -72,29 +72,29 @@ std::optional<TorchAdvice> AdviseDataLoader(const analysis::Analysis& a) {
   // the best pool within them.
   constexpr double kOversubscribed = 1.10;
   const int fit = std::max(1, a.cores);
-  double best = 0;
   double best_within = 0;
-  const DataLoaderCandidate* best_over = nullptr;
+  double best_over = 0;  // the best pool larger than the cores
+  int best_over_workers = 0;
   for (const auto& c : adv.candidates) {
     const double x = c.throughput.value_or(0.0);
     if (c.setting.num_workers <= fit) {
       best_within = std::max(best_within, x);
-    } else if (best_over == nullptr || x > best_over->throughput.value_or(0.0)) {
-      best_over = &c;
+    } else if (x > best_over) {
+      best_over = x;
+      best_over_workers = c.setting.num_workers;
     }
   }
-  const bool over = best_over && best_over->throughput.value_or(0.0) > kOversubscribed * best_within;
-  best = over ? best_over->throughput.value_or(0.0) : best_within;
+  const bool over = best_over > kOversubscribed * best_within;
+  const double best = over ? best_over : best_within;
   const DataLoaderCandidate* pick = nullptr;
   for (const auto& c : adv.candidates) {
     if (c.throughput.value_or(0.0) < best * 0.995 || (!over && c.setting.num_workers > fit)) continue;
     if (pick == nullptr || Simpler(c.setting, pick->setting)) pick = &c;
   }
   if (pick == nullptr) pick = &adv.candidates.front();
-  if (!over && best_over && best_over->throughput.value_or(0.0) > best_within) {
-    adv.notes.push_back(std::to_string(best_over->setting.num_workers) + " workers on " + std::to_string(fit) +
-                        " core" + (fit == 1 ? "" : "s") + " are priced " +
-                        FormatNumber(100 * (best_over->throughput.value_or(0.0) / best_within - 1)) +
+  if (!over && best_over > best_within) {
+    adv.notes.push_back(std::to_string(best_over_workers) + " workers on " + std::to_string(fit) + " core" +
+                        (fit == 1 ? "" : "s") + " are priced " + FormatNumber(100 * (best_over / best_within - 1)) +
                         "% above the best pool within the cores, less than the 10% that time-sharing the cores "
                         "costs beyond what the model sees: not advised");
   }
