@@ -66,7 +66,7 @@ std::optional<TorchAdvice> AdviseDataLoader(const analysis::Analysis& a) {
   // More workers than cores time-share the cores, at a cost (switches, cold
   // caches) that a trace at most one worker a core cannot show: on the
   // bench's two loaders the best setting of 4 workers on 2 cores ran at
-  // 0.86-1.04 of the best of 2 (median 0.90; four grids each, 2026-12-06)
+  // 0.86-1.04 of the best of 2 (median 0.92; five grids each, 2026-12-06)
   // where the model priced it up to 5% above. So a pool larger than the
   // cores is advised only where the model prices it kOversubscribed above
   // the best pool within them.
