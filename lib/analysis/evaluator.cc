@@ -50,6 +50,7 @@ Evaluation Evaluate(const ProgramGraph& g, const ThreadGroups& tg, const Program
     group.threads = tg.groups[k].threads;
     group.stages = tg.groups[k].members;
     if (k == 0) group.extra_seconds_per_minibatch = machine.step_seconds;
+    if (k < costs.group_extra_seconds.size()) group.extra_seconds_per_minibatch += costs.group_extra_seconds[k];
     p.groups.push_back(std::move(group));
   }
   if (machine.storage_bandwidth && *machine.storage_bandwidth > 0) p.storage.bandwidth = *machine.storage_bandwidth;

@@ -43,6 +43,10 @@ struct WorkCost {
 
 struct ProgramCosts {
   std::vector<WorkCost> nodes;  // by node index of the graph
+  // Per thread group (by index; missing: none), time per minibatch its
+  // threads are held beyond their members' service: a pool's input lock
+  // passing between its workers.
+  std::vector<double> group_extra_seconds;
 };
 
 struct EvaluationMachine {

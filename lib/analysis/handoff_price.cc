@@ -13,6 +13,7 @@ HandoffPrice HandoffPriceOf(const schema::Machine& machine) {
     const schema::HandoffCost& h = machine.handoff();
     price.known = h.cpu_ns() > 0;
     price.per_handoff_ns = h.cpu_ns();
+    price.latency_ns = h.latency_ns();
     price.parked_chunk_ns = h.parked_chunk_cpu_ns();
     price.chunked_ns = h.chunked_cpu_ns();
     price.payload_ns = h.payload_cpu_ns();
@@ -22,6 +23,12 @@ HandoffPrice HandoffPriceOf(const schema::Machine& machine) {
     price.wait_ns = h.wait_cpu_ns();
     price.wait_thread_ns = h.wait_thread_cpu_ns();
     price.cold_stacking_per_byte_ns = h.cold_stacking_cpu_ns_per_byte();
+    price.memory_replay_ns = h.memory_replay_cpu_ns();
+    price.memory_replay_per_byte_ns = h.memory_replay_cpu_ns_per_byte();
+    price.file_replay_ns = h.file_replay_cpu_ns();
+    price.file_pooled_wall_per_byte_ns = h.file_replay_pooled_wall_ns_per_byte();
+    price.file_replay_per_byte_ns = h.file_replay_cpu_ns_per_byte();
+    price.file_replay_epoch_ns = h.file_replay_epoch_cpu_ns();
   }
   return price;
 }
@@ -36,6 +43,18 @@ double HandoffPrice::CopySeconds(double bytes) const {
   if (!known) return 0;
   if (copy_ns <= 0) return ElementSeconds(bytes);
   return (copy_ns + copy_per_byte_ns * std::max(0.0, bytes - 128)) * 1e-9;
+}
+
+double HandoffPrice::MemoryReplaySeconds(double bytes) const {
+  if (!known) return 0;
+  if (memory_replay_ns <= 0 && memory_replay_per_byte_ns <= 0) return CopySeconds(bytes);
+  return std::max(0.0, (memory_replay_ns + memory_replay_per_byte_ns * bytes) * 1e-9 - CopySeconds(bytes));
+}
+
+double HandoffPrice::FileReplaySeconds(double bytes, double epoch_elements) const {
+  if (!known) return 0;
+  const double opening = epoch_elements >= 1 ? file_replay_epoch_ns / epoch_elements : 0.0;
+  return MemoryReplaySeconds(bytes) + (file_replay_ns + file_replay_per_byte_ns * bytes + opening) * 1e-9;
 }
 
 double HandoffPrice::BeyondFittedSeconds(double bytes, double work_ns) const {

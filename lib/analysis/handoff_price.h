@@ -60,6 +60,31 @@ struct HandoffPrice {
   // the calibrated copy; traces from before it was measured price it as a
   // hand-off (ElementSeconds), which overstates large elements.
   double CopySeconds(double bytes) const;
+  // A memory cache's replay drained through a batch (the copy out, the
+  // repeat, the stacking), and what a file cache costs beyond it: per
+  // element, per byte, and per epoch (the file opened again). Calibrated;
+  // 0 in older traces, which price either replay as CopySeconds.
+  double memory_replay_ns = 0;
+  double memory_replay_per_byte_ns = 0;
+  double file_replay_ns = 0;
+  double file_replay_per_byte_ns = 0;
+  double file_replay_epoch_ns = 0;
+  // One element of `bytes` replayed from a memory cache, on the cache's
+  // own account: the calibrated replay less the stacking, which the model
+  // charges the batch over the cache at CopySeconds (an element made just
+  // before it is stacked); at least nothing. CopySeconds in older traces.
+  double MemoryReplaySeconds(double bytes) const;
+  // The same from a file cache whose epoch holds `epoch_elements` (0:
+  // unknown, no share of the opening): the memory replay plus what the file
+  // costs more.
+  double FileReplaySeconds(double bytes, double epoch_elements) const;
+  // The wall time of one element of `bytes` replayed from a file cache
+  // whose pool's workers pull it in turns: the pool's input pace when the
+  // replay holds it, lock passes included (calibrated; 0 when unknown).
+  double file_pooled_wall_per_byte_ns = 0;
+  double PooledFileReplaySeconds(double bytes) const {
+    return known ? file_pooled_wall_per_byte_ns * bytes * 1e-9 : 0.0;
+  }
   // A thread that waits (a sleep, a remote call, a storage request) parks
   // and is woken when the wait ends: work in the kernel, and on a virtual
   // machine in the hypervisor, that the thread's own CPU clock does not
@@ -77,6 +102,15 @@ struct HandoffPrice {
   // One chunk handed over: its threads park between chunks (a chunk is
   // sized to a millisecond of work), so the parked price when calibrated.
   double ChunkSeconds() const;
+  // A pool's input lock passed from the worker done pulling a chunk to one
+  // parked on it, waiting for its turn: the wall time of a wake-up, on the
+  // critical path when the input is what holds the pool. The calibration's
+  // round trip through a pool of one slot (two wake-ups) stands for it:
+  // the cached example's batch pooled over a file cache ran at 0.87 of
+  // the same batch inline (medians of 3 alternated runs), where the pool
+  // was priced as gaining 19% with the lock passing free.
+  double latency_ns = 0;
+  double LockPassSeconds() const { return known ? latency_ns * 1e-9 : 0.0; }
   // One element of `bytes` handed over by a pool whose elements take
   // `work_ns` each (wall time: CPU and waiting), its chunk's price shared
   // by the elements the pool puts in a chunk (pipeline/pool_chunks.h).

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/analysis.h"
+#include "analysis/handoff_price.h"
 #include "base/number_format.h"
 #include "base/units.h"
 #include "lp/cache_choice.h"
@@ -255,6 +256,20 @@ StatusOr<Plan> MakePlan(const Analysis& report, const PlanOptions& options) {
           if (file_plan->active[i]) read += cache.nodes[i].storage_bytes_per_minibatch;
         }
         if (read > 0) x = std::min(x, hard_limit / read);
+      }
+      if (m != nullptr) {
+        // The replay itself, on its consumer's thread (one thread, so one
+        // core at most) and on the cores beside the nodes still working:
+        // a read-back priced as a copy out of memory put the io example at
+        // 2.09x and the cached one at 2.5x what they ran at.
+        const HandoffPrice price = HandoffPriceOf(report.header.machine());
+        const double epoch = m->cardinality.kind == Cardinality::Kind::kFinite ? m->cardinality.value : 0.0;
+        const double replay = m->visit_ratio * price.FileReplaySeconds(m->bytes_per_element.value_or(0), epoch);
+        double working = replay;
+        for (size_t i = 0; i < cache.nodes.size(); ++i) {
+          if (file_plan->active[i]) working += cache.nodes[i].cpu_seconds_per_minibatch;
+        }
+        if (replay > 0) x = std::min({x, 1 / replay, cache.cores / working});
       }
       if (x > 1.05 * chosen.throughput) {
         chosen = std::move(*file_plan);

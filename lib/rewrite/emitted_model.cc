@@ -8,6 +8,7 @@
 #include "analysis/evaluator.h"
 #include "analysis/thread_groups.h"
 #include "lp/steady_limits.h"
+#include "pipeline/pool_chunks.h"
 
 namespace plumber::rewrite {
 namespace {
@@ -21,6 +22,16 @@ std::set<std::string> HandsOff(const ProgramGraph& g, const analysis::ThreadGrou
     if (group.owner >= 0 && !group.serialized) names.insert(g.name(group.owner));
   }
   return names;
+}
+
+// Whether node i is a cache kept in a file.
+bool InFileCache(const ProgramGraph& g, int i) {
+  return g.op(i).caches && g.node(i).has_cache() && !g.node(i).cache().filename().empty();
+}
+
+// Elements in one epoch of what node m makes; 0 when unknown.
+double EpochElements(const analysis::NodeModel& m) {
+  return m.cardinality.kind == Cardinality::Kind::kFinite ? m.cardinality.value : 0.0;
 }
 
 // How cold the elements node i stacks are (HandoffPrice::Coldness), given
@@ -321,24 +332,57 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     at->second += seconds;
     priced.cpu_of[name] += seconds;
   }
-  // A cache the rewrite inserts replays every element from memory after
-  // the first epoch: a copy out of the cache into a buffer of its own, on
-  // the thread of its consumer (HandoffPrice::CopySeconds). A cache
-  // already traced has its cost measured.
+  // A cache the rewrite inserts replays every element after the first
+  // epoch, on the thread of its consumer: from memory a copy out of the
+  // cache into a buffer of its own (HandoffPrice::MemoryReplaySeconds);
+  // from a file that and the file's read-back, parse and reopening each
+  // epoch (FileReplaySeconds). A cache already traced has its cost
+  // measured.
   for (int i = 0; i < g.size(); ++i) {
     if (!g.op(i).caches || analysis_.Find(g.name(i)) != nullptr || !cached) continue;
     const analysis::NodeModel* m = Carried(g, i);
     if (m == nullptr || m->visit_ratio <= 0) continue;
-    const double replay = m->visit_ratio * price_.CopySeconds(m->bytes_per_element.value_or(0));
+    const double bytes = m->bytes_per_element.value_or(0);
+    const double replay = m->visit_ratio * (InFileCache(g, i) ? price_.FileReplaySeconds(bytes, EpochElements(*m))
+                                                              : price_.MemoryReplaySeconds(bytes));
     priced.service[g.name(i)] += replay;
     priced.cpu_of[g.name(i)] += replay;
   }
   // The one evaluator (analysis/evaluator.h) with these costs, under the
   // plan's ceiling.
+  // A pool the rewrite adds over an input its workers pull in turns: when
+  // that input is what holds the pool, every chunk waits for the lock to
+  // pass to a parked worker (HandoffPrice::LockPassSeconds); a file cache's
+  // replay pulled so runs at the pace calibrated for it, passes included.
+  std::vector<double> lock_passes(threads.groups.size(), 0.0);
+  for (size_t k = 0; k < threads.groups.size(); ++k) {
+    const analysis::ThreadGroup& group = threads.groups[k];
+    if (!group.serialized || group.owner < 0 || traced_handoffs_.count(g.name(group.owner))) continue;
+    const analysis::NodeModel* m = Carried(g, group.owner);
+    if (m == nullptr || m->visit_ratio <= 0) continue;
+    double pooled_replay = 0;
+    for (const int i : group.members) {
+      const analysis::NodeModel* c = Carried(g, i);
+      if (!InFileCache(g, i) || analysis_.Find(g.name(i)) != nullptr || c == nullptr || !cached) continue;
+      const double bytes = c->bytes_per_element.value_or(0);
+      pooled_replay += c->visit_ratio * std::max(0.0, price_.PooledFileReplaySeconds(bytes) -
+                                                          price_.FileReplaySeconds(bytes, EpochElements(*c)));
+    }
+    if (pooled_replay > 0) {
+      lock_passes[k] = pooled_replay;
+      continue;
+    }
+    const double task_ns =
+        1e9 * std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch) / m->visit_ratio;
+    const auto chunk = static_cast<double>(PoolChunkTasks(static_cast<int64_t>(std::min(task_ns, 1e15)),
+                                                          static_cast<int64_t>(m->bytes_per_element.value_or(0))));
+    lock_passes[k] = m->visit_ratio / chunk * price_.LockPassSeconds();
+  }
   analysis::RestartModels restart;
   restart.carried = [&](int i) { return Carried(g, i); };
   auto throughput = [&](const Costs& c) {
     analysis::ProgramCosts program;
+    program.group_extra_seconds = lock_passes;
     program.nodes.resize(static_cast<size_t>(g.size()));
     for (int i = 0; i < g.size(); ++i) {
       const auto service = c.service.find(g.name(i));

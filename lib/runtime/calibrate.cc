@@ -7,12 +7,15 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "runtime/datagen.h"
 #include "runtime/ordered_pool.h"
+#include "runtime/program.h"
 #include "runtime/run.h"
 #include "runtime/tensor.h"
 #include "runtime/udf.h"
@@ -371,6 +374,161 @@ WaitCost MeasureWaitCost(int threads, double seconds) {
   // threads the same work costs its node more, and the process more still.
   c.cpu_ns = std::max(1.0, many->process_ns - alone->node_ns);
   c.thread_cpu_ns = std::clamp(many->node_ns - alone->node_ns, 0.0, c.cpu_ns);
+  return c;
+}
+
+namespace {
+
+// The replay calibration's images, decoded and resized to a side of 64 or
+// 128 pixels: elements of 12 and 48 KiB (a small decoded image), an epoch
+// of 64 in two batches of 32.
+constexpr int kReplayRecords = 64;
+constexpr int kReplayBatch = 32;
+constexpr int kReplayTrials = 5;
+constexpr int kReplayEpochs = 12;  // timed in a trial
+
+double MedianOf(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// One cached pipeline of the replay calibration, filled and ready to time.
+class ReplayRun {
+ public:
+  // The images of `dir` at `side` pixels a side, cached in memory
+  // (`cache_file` empty) or in that file, repeated into batches of 32 made
+  // by `batch_parallelism` threads.
+  static StatusOr<ReplayRun> Open(Env* env, const std::string& dir, int side, const std::string& cache_file,
+                                  int batch_parallelism = 1) {
+    const std::string json = R"({"name": "replay_calibration", "nodes": [
+        {"name": "files", "op": "list_files", "list_files": {"pattern": "train-*.tfrecord"}},
+        {"name": "read", "op": "tfrecord"},
+        {"name": "shards", "op": "interleave", "inputs": ["files"], "interleave": {"function": "read"}},
+        {"name": "decode", "op": "map", "inputs": ["shards"], "map": {"udf": [
+          {"op": "parse_example", "args": {"features": ["image/encoded", "image/class/label"]}},
+          {"op": "decode_jpeg", "args": {"channels": 3}},
+          {"op": "resize", "args": {"height": )" + std::to_string(side) + R"(, "width": )" +
+                             std::to_string(side) + R"(}}]}},
+        {"name": "cache", "op": "cache", "inputs": ["decode"], "cache": {"filename": ")" + cache_file + R"("}},
+        {"name": "repeat", "op": "repeat", "inputs": ["cache"]},
+        {"name": "batch", "op": "batch", "inputs": ["repeat"], "batch": {"batch_size": )" +
+                             std::to_string(kReplayBatch) + R"(, "parallelism": )" +
+                             std::to_string(batch_parallelism) + R"(}}]})";
+    PLUMBER_ASSIGN_OR_RETURN(schema::Pipeline pipeline, ParsePipeline(json, "the replay calibration"));
+    PLUMBER_ASSIGN_OR_RETURN(ProgramGraph graph, ProgramGraph::Build(std::move(pipeline), "the replay calibration"));
+    ReplayRun r;
+    r.storage_ = std::make_unique<Storage>(env, StorageOptions{});
+    r.context_ = std::make_unique<RunContext>(RunContext{r.storage_.get(), /*tracing=*/false});
+    PLUMBER_ASSIGN_OR_RETURN(r.program_, Program::Build(graph, BuildContext{env, dir}));
+    PLUMBER_ASSIGN_OR_RETURN(r.it_, r.program_->output()->MakeIterator(IterCtx{r.context_.get(), nullptr, nullptr}));
+    for (int i = 0; i < kReplayRecords / kReplayBatch; ++i) PLUMBER_RETURN_IF_ERROR(r.Next());  // fills the cache
+    return r;
+  }
+  ReplayRun(ReplayRun&&) = default;
+  ~ReplayRun() {
+    if (it_) it_->Close();
+  }
+
+  // Process CPU per epoch replayed, and of it what the epoch's first batch
+  // took more than its second (the file opened again): the medians over
+  // `epochs` epochs after one untimed, nanoseconds. The untimed epoch
+  // brings the cache's elements back into the core's caches after the
+  // other runs of the calibration: timed right after them, the memory
+  // replay came out at 1.3-1.6x the CPU a pipeline spends in steady state.
+  struct Epoch {
+    double cpu_ns = 0;
+    double start_ns = 0;
+    double wall_ns = 0;
+  };
+  StatusOr<Epoch> Time(int epochs) {
+    for (int i = 0; i < kReplayRecords / kReplayBatch; ++i) PLUMBER_RETURN_IF_ERROR(Next());
+    std::vector<double> totals, starts, walls;
+    for (int k = 0; k < epochs; ++k) {
+      const int64_t w0 = MonoNanos();
+      const int64_t t0 = ProcessCpuNanos();
+      PLUMBER_RETURN_IF_ERROR(Next());
+      const int64_t t1 = ProcessCpuNanos();
+      PLUMBER_RETURN_IF_ERROR(Next());
+      const int64_t t2 = ProcessCpuNanos();
+      walls.push_back(static_cast<double>(MonoNanos() - w0));
+      totals.push_back(static_cast<double>(t2 - t0));
+      starts.push_back(static_cast<double>((t1 - t0) - (t2 - t1)));
+    }
+    return Epoch{MedianOf(totals), MedianOf(starts), MedianOf(walls)};
+  }
+
+ private:
+  ReplayRun() = default;
+  Status Next() {
+    bool end = false;
+    PLUMBER_RETURN_IF_ERROR(it_->GetNext(&element_, &end));
+    return end ? Status::Internal("the replay calibration's repeat ended") : Status::OK();
+  }
+  std::unique_ptr<Storage> storage_;
+  std::unique_ptr<RunContext> context_;
+  std::unique_ptr<Program> program_;
+  std::unique_ptr<Iterator> it_;
+  Element element_;
+};
+
+double TrialsMedian(std::array<double, kReplayTrials> v) {
+  std::sort(v.begin(), v.end());
+  return v[kReplayTrials / 2];
+}
+
+}  // namespace
+
+CacheReplayCost MeasureCacheReplay(Env* env) {
+  auto dir = ScopedTempDir::Make(env, "plumber-replay-calibration-");
+  if (!dir.ok()) return {};
+  ImageGenOptions images;
+  images.files = 1;
+  images.records_per_file = kReplayRecords;
+  images.width = images.height = 128;
+  if (!GenerateImages(env, dir->path(), images).ok()) return {};
+  // Memory and file at each size, the four timed in turn in each trial.
+  constexpr std::array<int, 2> kSides = {64, 128};
+  std::vector<ReplayRun> runs;
+  for (const int side : kSides) {
+    for (const std::string& file : {std::string(), "replay" + std::to_string(side)}) {
+      auto run = ReplayRun::Open(env, dir->path(), side, file);
+      if (!run.ok()) return {};
+      runs.push_back(std::move(*run));
+    }
+  }
+  // The large file cache again under a batch of 2 workers, which pull the
+  // replay in turns: its wall time per epoch is the replay's pace there.
+  auto pooled_run = ReplayRun::Open(env, dir->path(), kSides[1], "replay_pooled", 2);
+  if (!pooled_run.ok()) return {};
+  std::array<std::array<double, kReplayTrials>, 2> extra{}, start_extra{}, from_memory{};
+  std::array<double, kReplayTrials> pooled_wall{};
+  for (int t = 0; t < kReplayTrials; ++t) {
+    auto pooled = pooled_run->Time(kReplayEpochs);
+    if (!pooled.ok()) return {};
+    pooled_wall[t] = pooled->wall_ns;
+    for (size_t s = 0; s < kSides.size(); ++s) {
+      auto memory = runs[2 * s].Time(kReplayEpochs);
+      auto file = runs[2 * s + 1].Time(kReplayEpochs);
+      if (!memory.ok() || !file.ok()) return {};
+      extra[s][t] = file->cpu_ns - memory->cpu_ns;
+      from_memory[s][t] = memory->cpu_ns;
+      start_extra[s][t] = file->start_ns - memory->start_ns;
+    }
+  }
+  // Per epoch the file costs `epoch` + 64 (per element + per byte * bytes)
+  // more; the opening shows in the first batch of each epoch.
+  CacheReplayCost c;
+  c.file_epoch_ns = std::max(0.0, std::min(TrialsMedian(start_extra[0]), TrialsMedian(start_extra[1])));
+  const double small_bytes = 64.0 * 64 * 3, large_bytes = 128.0 * 128 * 3;
+  const double per_small = (TrialsMedian(extra[0]) - c.file_epoch_ns) / kReplayRecords;
+  const double per_large = (TrialsMedian(extra[1]) - c.file_epoch_ns) / kReplayRecords;
+  c.file_ns_per_byte = std::max(0.0, (per_large - per_small) / (large_bytes - small_bytes));
+  c.file_ns = std::max(0.0, per_small - c.file_ns_per_byte * small_bytes);
+  const double memory_small = TrialsMedian(from_memory[0]) / kReplayRecords;
+  const double memory_large = TrialsMedian(from_memory[1]) / kReplayRecords;
+  c.memory_ns_per_byte = std::max(0.0, (memory_large - memory_small) / (large_bytes - small_bytes));
+  c.memory_ns = std::max(0.0, memory_small - c.memory_ns_per_byte * small_bytes);
+  c.file_pooled_wall_ns_per_byte = TrialsMedian(pooled_wall) / kReplayRecords / large_bytes;
   return c;
 }
 

@@ -419,6 +419,13 @@ schema::HandoffCost CalibrateHandoff() {
   out.set_copy_cpu_ns_per_byte(h.copy_cpu_ns_per_byte);
   out.set_cold_stacking_cpu_ns_per_byte(h.cold_stacking_cpu_ns_per_byte);
   out.set_parked_chunk_cpu_ns(h.parked_chunk_cpu_ns);
+  const CacheReplayCost replay = MeasureCacheReplay(Env::Default());
+  out.set_file_replay_cpu_ns(replay.file_ns);
+  out.set_file_replay_cpu_ns_per_byte(replay.file_ns_per_byte);
+  out.set_file_replay_epoch_cpu_ns(replay.file_epoch_ns);
+  out.set_memory_replay_cpu_ns(replay.memory_ns);
+  out.set_memory_replay_cpu_ns_per_byte(replay.memory_ns_per_byte);
+  out.set_file_replay_pooled_wall_ns_per_byte(replay.file_pooled_wall_ns_per_byte);
   // Waiting stages get up to 64 threads per core (kMaxThreadsPerCore); the
   // price per wait grows with the threads parked, so it is measured near
   // there, capped where a bigger machine would only take longer.

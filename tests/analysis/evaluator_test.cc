@@ -87,6 +87,32 @@ TEST_CASE("evaluator: the model step on the consumer, a ceiling, the cores", "[e
   CHECK(e.limit == "cpu");
 }
 
+TEST_CASE("evaluator: a group's extra time (a pool's input lock passing) binds that group alone", "[evaluator]") {
+  const ProgramGraph g = GraphOf(kProgram);
+  const ThreadGroups tg = BuildThreadGroups(g);
+  int lock = -1;
+  for (size_t k = 0; k < tg.groups.size(); ++k) {
+    if (tg.groups[k].serialized) lock = static_cast<int>(k);
+  }
+  REQUIRE(lock > 0);
+  EvaluationMachine m;
+  m.cores = 8;
+  ProgramCosts c = Costs(g);
+  // The source's 1 ms a minibatch under decode's input lock, and 14 ms of
+  // the lock passing between workers: 1 / 15 ms, below the workers' 4 / 41.
+  c.group_extra_seconds.assign(tg.groups.size(), 0.0);
+  c.group_extra_seconds[lock] = 0.014;
+  Evaluation e = Evaluate(g, tg, c, m, nullptr);
+  CHECK(*e.throughput == Approx(1 / 0.015));
+  CHECK(e.limit == "threads");
+  CHECK(*e.group_throughput[lock] == Approx(1 / 0.015));
+  // The workers' own bound is untouched.
+  CHECK(*e.group_throughput[tg.group_of[g.Find("decode")]] == Approx(4 / 0.041));
+  // Without it the workers hold the program, as above.
+  c.group_extra_seconds.clear();
+  CHECK(*Evaluate(g, tg, c, m, nullptr).throughput == Approx(4 / 0.041));
+}
+
 TEST_CASE("evaluator: a node that does no work costs nothing, and storage binds", "[evaluator]") {
   const ProgramGraph g = GraphOf(kProgram);
   const ThreadGroups tg = BuildThreadGroups(g);

@@ -427,6 +427,68 @@ TEST_CASE("a cache the rewrite adds pays for copying each element out", "[rewrit
   CHECK(*with_copy / *without == Approx(3.1 / (3.1 + 1.358)).epsilon(0.05));
 }
 
+TEST_CASE("a cache's replay: from memory the calibrated replay less the batch's stacking, from a file more",
+          "[rewrite][search]") {
+  HandoffPrice p = TestPrice();
+  p.copy_ns = 50;
+  p.copy_per_byte_ns = 0.02;
+  // Older traces: a replay is the copy out (50 + 0.02 x 65408 bytes).
+  CHECK(p.MemoryReplaySeconds(65536) * 1e9 == Approx(1358.16));
+  CHECK(p.FileReplaySeconds(65536, 100) * 1e9 == Approx(1358.16));
+  // Calibrated: the memory replay through a batch takes 100 + 0.06 x 65536
+  // = 4032.16 ns, of which the batch is charged its hot stacking (the copy,
+  // 1358.16) and the cache the rest; a file adds 200 + 0.15 x 65536 and a
+  // hundredth of its 20 us reopening for an epoch of 100 elements.
+  p.memory_replay_ns = 100;
+  p.memory_replay_per_byte_ns = 0.06;
+  p.file_replay_ns = 200;
+  p.file_replay_per_byte_ns = 0.15;
+  p.file_replay_epoch_ns = 20'000;
+  CHECK(p.MemoryReplaySeconds(65536) * 1e9 == Approx(2674));
+  CHECK(p.FileReplaySeconds(65536, 100) * 1e9 == Approx(2674 + 200 + 9830.4 + 200));
+  // An epoch of unknown length pays no share of the reopening.
+  CHECK(p.FileReplaySeconds(65536, 0) * 1e9 == Approx(2674 + 200 + 9830.4));
+  // A replay measured cheaper than the copy leaves the cache nothing, not less.
+  p.memory_replay_per_byte_ns = 0.001;
+  CHECK(p.MemoryReplaySeconds(65536) == 0);
+  // Without a calibration nothing is priced.
+  CHECK(HandoffPrice{}.FileReplaySeconds(65536, 100) == 0);
+}
+
+TEST_CASE("a file cache the rewrite adds pays its read-back on the consumer's thread", "[rewrite][search]") {
+  // CachedThenCheap's flip at 3 us on 64 KiB elements: the consumer's
+  // thread does the flip, 0.1 us of repeat and batch, and the replay:
+  // 2.674 us from memory, 12.704 from a file (the prices above; the cached
+  // decode's epoch of 320 elements shares 0 ns of reopening here).
+  TraceBuilder b = CachedThenCheap(65536, 3'000);
+  schema::HandoffCost* h = b.header().mutable_machine()->mutable_handoff();
+  h->set_copy_cpu_ns(50);
+  h->set_copy_cpu_ns_per_byte(0.02);
+  h->set_memory_replay_cpu_ns(100);
+  h->set_memory_replay_cpu_ns_per_byte(0.06);
+  h->set_file_replay_cpu_ns(200);
+  h->set_file_replay_cpu_ns_per_byte(0.15);
+  auto report = b.AnalyzeWithPlan();
+  REQUIRE(report.ok());
+  auto r = Rewrite(*report);
+  REQUIRE(r.ok());
+  REQUIRE(Has(r->pipeline, "cache"));
+  schema::Pipeline in_memory = r->pipeline;
+  for (auto& n : *in_memory.mutable_nodes()) {
+    if (n.name() == "flip") n.mutable_map()->set_parallelism(1);
+  }
+  schema::Pipeline in_file = in_memory;
+  for (auto& n : *in_file.mutable_nodes()) {
+    if (n.has_cache()) n.mutable_cache()->set_filename("/somewhere/decode");
+  }
+  const EmittedModel model(*report, r->plan);
+  auto memory = model.PredictEmitted(in_memory);
+  auto file = model.PredictEmitted(in_file);
+  REQUIRE(memory.ok());
+  REQUIRE(file.ok());
+  CHECK(*file / *memory == Approx((3.1 + 2.674) / (3.1 + 12.704)).epsilon(0.05));
+}
+
 TEST_CASE("a cache the LP finds unbounded still has the model's finite prediction", "[rewrite][search]") {
   // src -> decode (1 ms) -> repeat -> batch(8) of 64 KiB elements. Under a
   // cache after decode the repeat and the batch cost 1.67 us a minibatch:

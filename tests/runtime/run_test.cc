@@ -413,6 +413,18 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   // 250 us of work each of its elements carries.
   CHECK(h.parked_chunk_cpu_ns() >= 0);
   CHECK(h.parked_chunk_cpu_ns() < (kSanitized ? 1e6 : 2.5e5));
+  // Replaying a cache: from memory a copy and a stack per element, so a
+  // byte costs something; from a file more again per byte (the read-back,
+  // its CRCs and the parse each touch every byte), and reopening the file
+  // costs less than a second an epoch.
+  CHECK(h.memory_replay_cpu_ns() >= 0);
+  CHECK(h.memory_replay_cpu_ns_per_byte() > 0);
+  CHECK(h.memory_replay_cpu_ns_per_byte() < per_byte_bound);
+  CHECK(h.file_replay_cpu_ns() >= 0);
+  CHECK(h.file_replay_cpu_ns_per_byte() > 0);
+  CHECK(h.file_replay_cpu_ns_per_byte() < per_byte_bound);
+  CHECK(h.file_replay_epoch_cpu_ns() >= 0);
+  CHECK(h.file_replay_epoch_cpu_ns() < 1e9);
   // An element that waits among many parked workers: measured with 64
   // per core, and its hand-off and wake-up cost something, under the
   // millisecond it sleeps.
