@@ -15,6 +15,8 @@ HandoffPrice HandoffPriceOf(const schema::Machine& machine) {
     price.per_handoff_ns = h.cpu_ns();
     price.latency_ns = h.latency_ns();
     price.parked_chunk_ns = h.parked_chunk_cpu_ns();
+    price.parked_chunk_spread_ns = h.parked_chunk_cpu_ns_spread();
+    price.payload_spread_ns = h.payload_cpu_ns_spread();
     price.chunked_ns = h.chunked_cpu_ns();
     price.payload_ns = h.payload_cpu_ns();
     price.per_byte_ns = h.payload_cpu_ns_per_byte();

@@ -99,6 +99,17 @@ struct HandoffPrice {
   // where the cores paid 49 per element more than inline (31 of them on
   // the threads' own clocks).
   double WakeupSeconds(bool traced_many) const;
+  // How far apart the calibration's trials of payload_ns and
+  // parked_chunk_ns came (0 in older traces), and the prices at the top of
+  // that spread: a pool the rewrite adds must gain at those (AtWorst).
+  double payload_spread_ns = 0;
+  double parked_chunk_spread_ns = 0;
+  HandoffPrice AtWorst() const {
+    HandoffPrice worst = *this;
+    worst.payload_ns += payload_spread_ns;
+    if (parked_chunk_ns > 0) worst.parked_chunk_ns += parked_chunk_spread_ns;
+    return worst;
+  }
   // One chunk handed over: its threads park between chunks (a chunk is
   // sized to a millisecond of work), so the parked price when calibrated.
   double ChunkSeconds() const;

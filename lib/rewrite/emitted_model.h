@@ -53,6 +53,13 @@ class EmittedModel {
   StatusOr<double> PredictEmitted(const schema::Pipeline& program, std::set<LearnedUse>* used = nullptr) const;
 
   const HandoffPrice& price() const { return price_; }
+  // The same model with the hand-off prices at the top of their
+  // calibration's spread (HandoffPrice::AtWorst).
+  EmittedModel AtWorstPrices() const {
+    EmittedModel worst = *this;
+    worst.price_ = price_.AtWorst();
+    return worst;
+  }
 
  private:
   struct Costs {

@@ -3,6 +3,7 @@
 #include "rewrite/rewriter.h"
 
 #include "rewrite/emitted_model.h"
+#include "rewrite/knobs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,33 +20,6 @@
 
 namespace plumber::rewrite {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A parallelism parameter of the program and the stages whose work runs on
-// its threads: the node itself and, for an interleave, its function's nodes.
-struct Knob {
-  int node = -1;
-  std::string name;
-  const OpDef* op = nullptr;
-  int current = 1;
-  double cost = 0;     // CPU seconds per minibatch of its active members
-  double service = 0;  // CPU and waiting seconds per minibatch of them
-  double cores = 0;    // plan's cores for its members
-  double max_threads = kInf;
-  bool active = false;
-  int parallelism = 1;
-  // Threads beyond its cores for the time its members wait (storage
-  // requests, remote calls): they hold no core.
-  int wait_threads = 0;
-  std::string why;
-
-  // Minibatches/s p cores sustain of its CPU; what its threads sustain,
-  // waiting included, AddWaitThreads settles.
-  double Capacity(int p) const { return (!active || cost <= 0) ? kInf : p / cost; }
-  // Waits enough that threads, not cores, decide what it sustains.
-  bool Waits() const { return active && service > 1.05 * cost && service - cost > 1e-9; }
-};
 
 std::string UniqueName(const schema::Pipeline& p, const std::string& base) {
   std::set<std::string> names;
@@ -65,100 +39,6 @@ schema::Node PlanCacheNode(const schema::Pipeline& p, const analysis::Plan& plan
 // Programs up to this size get a prediction after each knob's change;
 // larger ones one per phase of the rewrite (see `stamp` in Rewrite).
 constexpr int kStampEachKnobNodes = 256;
-
-// A stage that needs less than this many cores at the planned rate keeps
-// one thread: rounding 0.002 cores up to a whole core gains nothing.
-constexpr double kLightCores = 0.5;
-
-bool Heavy(const Knob& k) { return k.active && k.cost > 0 && k.cores >= kLightCores; }
-
-// A stage that waits needs as many threads as requests (or calls) in
-// flight at the target rate, X * service (Little's law), and some more:
-// Little's law counts threads that are never idle, while an ordered stage's
-// threads idle whenever the element the consumer needs next is still on its
-// way (the e2e bench measured 38 readers at 0.57 of 64, 83 remote calls at
-// 0.91 of 128). The threads past its cores wait and hold no core. A stage
-// already running more threads than that keeps them: on remote storage the
-// measured latency is a mean, and fewer readers than configured would risk
-// what it sustains now.
-constexpr double kWaitThreadHeadroom = 1.5;
-
-void AddWaitThreads(std::vector<Knob>& knobs, double target) {
-  if (!(target > 0) || !std::isfinite(target)) return;
-  for (auto& k : knobs) {
-    if (!k.Waits()) continue;
-    const double in_flight = target * k.service;
-    int want = std::max(k.current, static_cast<int>(std::ceil(kWaitThreadHeadroom * in_flight - 1e-6)));
-    if (std::isfinite(k.max_threads)) want = std::min(want, std::max(1, static_cast<int>(k.max_threads)));
-    if (want <= k.parallelism) continue;
-    k.wait_threads = want - k.parallelism;
-    k.why += "; it waits " + FormatSignificant(100 * (k.service - k.cost) / k.service, 2) +
-             "% of its service, so " + FormatSignificant(target, 3) + " minibatches/s keep " +
-             FormatSignificant(in_flight, 3) + " of its elements in flight (Little's law; 1.5x that for the "
-             "moments its threads idle): " + FormatCount(want, "thread", "threads") + ", " +
-             std::to_string(k.wait_threads) + " of them waiting outside the core budget";
-    k.parallelism = want;
-  }
-}
-
-// Cores a knob holds against the budget: the threads of a multi-threaded
-// stage. A single-threaded stage runs its one thread (or its consumer's)
-// like any sequential stage: the LP accounts for its CPU, and reserving a
-// whole core for it would take a thread from a stage that needs several
-// (on 2 cores, decode needing 1.5 and batch 0.5 would both round to one).
-int Holds(const Knob& k) {
-  const int p = k.parallelism - k.wait_threads;
-  return k.parallelism > 1 && p > 1 ? p : 0;
-}
-
-// Gives each knob whole threads: the plan's cores rounded up for heavy
-// stages, one thread for light and idle ones; shrink where the threads of
-// multi-threaded stages overshoot the budget; then hand spare cores one at a time to the stage that can
-// sustain least, so no core is left idle while a stage could use it.
-void AssignParallelism(std::vector<Knob>& knobs, int budget) {
-  for (auto& k : knobs) {
-    if (Heavy(k)) {
-      k.parallelism = static_cast<int>(std::clamp(std::ceil(k.cores - 1e-6), 1.0, k.max_threads));
-      k.why = "the plan gives it " + FormatCount(k.cores, "core", "cores", 3);
-    } else if (k.active && k.cost > 0) {
-      k.parallelism = 1;
-      k.why = "needs " + FormatCount(k.cores, "core", "cores", 2) + " at the planned rate: one thread";
-    } else {
-      k.parallelism = 1;
-      k.why = k.active ? "no measurable CPU cost: one thread"
-                       : "under the cache: works only in the first epoch, one thread";
-    }
-  }
-  auto used = [&] {
-    int t = 0;
-    for (const auto& k : knobs) t += Holds(k);
-    return t;
-  };
-  while (used() > budget) {
-    Knob* victim = nullptr;
-    for (auto& k : knobs) {
-      if (k.parallelism > 1 && (!victim || k.Capacity(k.parallelism - 1) > victim->Capacity(victim->parallelism - 1))) {
-        victim = &k;
-      }
-    }
-    if (victim == nullptr) break;  // every knob at one thread: nothing to give back
-    --victim->parallelism;
-    if (victim->why.find("trimmed") == std::string::npos) victim->why += "; trimmed to fit the core budget";
-  }
-  while (true) {
-    const int spare = budget - used();
-    Knob* slowest = nullptr;
-    for (auto& k : knobs) {
-      if (!k.active || k.cost <= 0 || k.parallelism + 1 > k.max_threads) continue;
-      const int cost = Holds(k) == 0 ? 2 : 1;  // a single-threaded stage starts holding both its threads
-      if (cost > spare) continue;
-      if (!slowest || k.Capacity(k.parallelism) < slowest->Capacity(slowest->parallelism)) slowest = &k;
-    }
-    if (slowest == nullptr) break;
-    ++slowest->parallelism;
-    if (slowest->why.find("spare") == std::string::npos) slowest->why += "; spare cores go to the slowest stage";
-  }
-}
 
 // A configuration must beat the one it replaces by this much for the
 // model to call it a gain: below it, an added thread, cache or prefetch
@@ -222,10 +102,10 @@ bool Searchable(const Knob& k) { return k.active && k.cost > 0 && k.wait_threads
 // With `cache_choice`, does so with and without the plan's cache and
 // keeps the cache only if it gains. Finally compares with the pipeline as
 // given, which wins unless beaten by kGain. Sets the knobs' parallelism.
-template <typename Predict>
+template <typename Predict, typename PredictWorst>
 StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<Knob>& knobs, int budget,
                                          bool cache_choice, bool cached_as_given, const analysis::Plan& plan,
-                                         Predict&& predict) {
+                                         Predict&& predict, PredictWorst&& predict_worst) {
   auto build = [&](const std::vector<int>& par, bool insert_cache) {
     schema::Pipeline p = graph.program();
     for (size_t j = 0; j < knobs.size(); ++j) {
@@ -271,8 +151,17 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
           if (q[j] < 1 || q[j] > knobs[j].max_threads) continue;
           if (delta > 0 && holds(q) > std::max(budget, holds(best.par))) continue;
           PLUMBER_ASSIGN_OR_RETURN(double x, predict(build(q, insert), cached));
-          const double gain = AddsPool(knobs[j], best.par[j], q[j]) ? kPoolGain : kGain;
-          if (x > best.x * (1 + gain) && (!move || x > move->x)) move = Best{q, x};
+          const bool adds_pool = AddsPool(knobs[j], best.par[j], q[j]);
+          const double gain = adds_pool ? kPoolGain : kGain;
+          if (!(x > best.x * (1 + gain) && (!move || x > move->x))) continue;
+          if (adds_pool) {
+            // A new pool must gain at the hand-off prices' worst trial too
+            // (HandoffPrice::AtWorst): a decision the calibration's noise
+            // can flip is not one.
+            PLUMBER_ASSIGN_OR_RETURN(double worst, predict_worst(build(q, insert), cached));
+            if (!(worst > best.x * (1 + gain))) continue;
+          }
+          move = Best{q, x};
         }
       }
       if (!move) break;
@@ -287,8 +176,16 @@ StatusOr<SearchResult> SearchParallelism(const ProgramGraph& graph, std::vector<
         std::vector<int> q = best.par;
         --q[j];
         PLUMBER_ASSIGN_OR_RETURN(double x, predict(build(q, insert), cached));
-        // Back to inline, the stage gives up a pool it must gain kPoolGain by.
-        if (AddsPool(knobs[j], q[j], best.par[j]) ? x * (1 + kPoolGain) < peak : x < peak * (1 - kGain)) break;
+        // Back to inline, the stage gives up a pool it must gain kPoolGain
+        // by, at the worst prices too.
+        if (AddsPool(knobs[j], q[j], best.par[j])) {
+          if (x * (1 + kPoolGain) < peak) {
+            PLUMBER_ASSIGN_OR_RETURN(double worst, predict_worst(build(best.par, insert), cached));
+            if (x * (1 + kPoolGain) < worst) break;
+          }
+        } else if (x < peak * (1 - kGain)) {
+          break;
+        }
         best = Best{q, x};
       }
     }
@@ -402,6 +299,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
   bool adds_cache = !plan.cache_node.empty() && !already_cached;
   bool before_new_cache = adds_cache;  // while the cache the plan adds is not in yet
   auto predict = [&](const schema::Pipeline& p, bool cached) { return model.Predict(p, cached, &learned_used); };
+  const EmittedModel worst_prices = model.AtWorstPrices();
+  auto predict_worst = [&](const schema::Pipeline& p, bool cached) { return worst_prices.Predict(p, cached); };
   auto predict_now = [&]() -> StatusOr<double> { return predict(out, !before_new_cache); };
   PLUMBER_ASSIGN_OR_RETURN(result.predicted_before, predict_now());
   // Stamps the changes made since the last call with the model's value now.
@@ -457,7 +356,8 @@ StatusOr<RewriteResult> Rewrite(const analysis::Analysis& analysis, const Rewrit
   // evaluation builds a large graph, and the rounded plan stands.
   if (small_program) {
     PLUMBER_ASSIGN_OR_RETURN(SearchResult searched, SearchParallelism(graph, knobs, analysis.cores, adds_cache,
-                                                                      !before_new_cache, plan, predict));
+                                                                      !before_new_cache, plan, predict,
+                                                                      predict_worst));
     if (adds_cache && !searched.cache) {
       if (!searched.kept_as_given) {
         result.notes.push_back("no cache after " + plan.cache_node + ": the model predicts " +

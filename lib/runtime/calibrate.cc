@@ -295,10 +295,13 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   c.chunked_cpu_ns = std::max(1.0, chunked.cpu_ns - inline_cost.cpu_ns);
   auto price = [](const PayloadCost& p) { return p.pooled_ns - p.inline_ns; };
   PayloadCost small_cost = PayloadHandoff(parallelism, kSmallPayload, phase);
+  double lowest_small = price(small_cost);
   for (int i = 1; i < kPayloadRepeats; ++i) {
     const PayloadCost again = PayloadHandoff(parallelism, kSmallPayload, phase);
+    lowest_small = std::min(lowest_small, price(again));
     if (price(again) > price(small_cost)) small_cost = again;
   }
+  c.payload_cpu_ns_spread = price(small_cost) - lowest_small;
   const PayloadCost large_cost = PayloadHandoff(parallelism, kLargePayload, phase);
   constexpr double kSpan = static_cast<double>(kLargePayload - kSmallPayload);
   const double small = std::max(c.chunked_cpu_ns, price(small_cost));
@@ -321,6 +324,7 @@ HandoffCost MeasureHandoff(int parallelism, double seconds) {
   for (double& p : parked) p = ParkedChunkNanos(parallelism);
   std::sort(parked, parked + 3);
   c.parked_chunk_cpu_ns = parked[1];
+  c.parked_chunk_cpu_ns_spread = parked[2] - parked[0];
   return c;
 }
 

@@ -75,6 +75,13 @@ struct HandoffCost {
   // chunk more CPU than inline, and the image example's decode 47 us an
   // element (one a chunk). Zero when not measured.
   double parked_chunk_cpu_ns = 0;
+  // How far apart the trials behind payload_cpu_ns (the highest of three)
+  // and parked_chunk_cpu_ns (the median of three) came: highest less
+  // lowest, ns. A pool the rewrite adds must gain even at the price plus
+  // this spread: across 7 traces of the text example the parked figure
+  // ran from 4.5 to 30 us, and whether tokenize got a pool followed it.
+  double payload_cpu_ns_spread = 0;
+  double parked_chunk_cpu_ns_spread = 0;
 };
 
 // What an element that waits costs the machine in a pool of many threads,
@@ -92,10 +99,10 @@ struct WaitCost {
 };
 
 // What replaying a cache costs its consumer's thread, and what a file
-// cache costs beyond replaying the same elements from memory: reading the file back from the page cache, its
-// framing and CRCs, parsing each record into a fresh element, the colder
-// stacking of those elements into the batch after it, and reopening the
-// file every epoch. A one-shot rewrite that put a file cache under the io
+// cache costs beyond replaying the same elements from memory: reading the
+// file back from the page cache, its framing and CRCs, parsing each record
+// into a fresh element, the colder stacking of those elements into the
+// batch after it, and reopening the file every epoch. A one-shot rewrite that put a file cache under the io
 // example predicted 2.09x and the cached example 2.5x what the cached
 // pipelines ran at, having priced a file replay as a copy out of memory.
 struct CacheReplayCost {

@@ -419,6 +419,8 @@ schema::HandoffCost CalibrateHandoff() {
   out.set_copy_cpu_ns_per_byte(h.copy_cpu_ns_per_byte);
   out.set_cold_stacking_cpu_ns_per_byte(h.cold_stacking_cpu_ns_per_byte);
   out.set_parked_chunk_cpu_ns(h.parked_chunk_cpu_ns);
+  out.set_payload_cpu_ns_spread(h.payload_cpu_ns_spread);
+  out.set_parked_chunk_cpu_ns_spread(h.parked_chunk_cpu_ns_spread);
   const CacheReplayCost replay = MeasureCacheReplay(Env::Default());
   out.set_file_replay_cpu_ns(replay.file_ns);
   out.set_file_replay_cpu_ns_per_byte(replay.file_ns_per_byte);

@@ -235,6 +235,29 @@ TEST_CASE("a pool the rewrite adds must gain 15%, and a stage sharing its thread
   }
 }
 
+TEST_CASE("a pool the rewrite adds must gain 15% at the top of its calibration's spread too", "[rewrite][search]") {
+  // The op at 1,800 ns: pooled, 37% faster at the calibrated 1,080 ns a
+  // payload (above). Had one of the calibration's trials measured 600 ns
+  // more, the consumer's thread would take 500 + 1,688 ns an element, only
+  // 7% ahead of 2,350 inline: a decision the noise could flip, so inline.
+  auto spread = [](double ns) {
+    TraceBuilder b = TokenizeLike(1800);
+    b.header().mutable_machine()->mutable_handoff()->set_payload_cpu_ns_spread(ns);
+    return b;
+  };
+  SECTION("spread 600 ns: inline") {
+    const RewriteResult r = RewriteChecked(spread(600));
+    CHECK(Parallelism(r.pipeline, "op") == 1);
+    // The prediction itself is at the calibrated price, not the worst.
+    CHECK(PredictAt(spread(600), r, "op", 2) == Approx(1e9 / (64 * 1719.0)).epsilon(0.01));
+  }
+  SECTION("spread 100 ns: at worst the cores bind at 1,769, 33% ahead: pooled") {
+    const RewriteResult r = RewriteChecked(spread(100));
+    CHECK(Parallelism(r.pipeline, "op") == 2);
+    CHECK(r.predicted_after == Approx(1e9 / (64 * 1719.0)).epsilon(0.01));
+  }
+}
+
 TEST_CASE("a cheap random op after a cache is pooled when it overlaps the cache's replay", "[rewrite][search]") {
   // Such an op used to be kept inline: a pooled one had halved
   // its throughput. With today's runtime the cached image example with a
@@ -282,6 +305,22 @@ TEST_CASE("the price of a hand-off: per element, per byte, per chunk", "[rewrite
   CHECK(p.SecondsPerElement(300 << 10, 100'000) * 1e9 == Approx(150 + 0.1 * 65408 + 10'000.0 / 3));
   // No calibration in the trace: no price.
   CHECK(HandoffPrice{}.SecondsPerElement(65536, 1) == 0);
+}
+
+TEST_CASE("a hand-off price at the top of its spread", "[rewrite][search]") {
+  HandoffPrice p = TestPrice();
+  p.payload_spread_ns = 400;
+  p.parked_chunk_spread_ns = 5'000;
+  // No parked figure: the chunk stays at the back-to-back price.
+  HandoffPrice worst = p.AtWorst();
+  CHECK(worst.payload_ns == 550);
+  CHECK(worst.ChunkSeconds() * 1e9 == Approx(10'000));
+  p.parked_chunk_ns = 20'000;
+  worst = p.AtWorst();
+  CHECK(worst.ChunkSeconds() * 1e9 == Approx(25'000));
+  // The rest is as calibrated.
+  CHECK(worst.per_byte_ns == p.per_byte_ns);
+  CHECK(worst.chunked_ns == p.chunked_ns);
 }
 
 TEST_CASE("a chunk's hand-off costs what parking and waking its threads costs, where that was calibrated",
