@@ -46,6 +46,7 @@
 #include "pipeline/op_table.h"
 #include "pipeline/validate.h"
 #include "report/optimize_format.h"
+#include "rewrite/cache_placement.h"
 #include "rewrite/rewriter.h"
 #include "runtime/allocator.h"
 #include "runtime/datagen.h"
@@ -78,6 +79,9 @@ struct Workload {
   // the storage workloads so that reading, not a cache, is what gets tuned
   // (the grid then tries no cache either).
   std::optional<uint64_t> memory;
+  // Room on local disk for a file cache (the rewrite's and the grid's):
+  // the data does not fit `memory` but fits there.
+  bool file_cache = false;
 };
 
 struct Config {
@@ -140,6 +144,9 @@ std::string g_base;  // where the data and the pipelines live
 
 std::string BaseDir(const Workload& w) { return w.data_root.empty() ? g_base : g_base + "/" + w.data_root; }
 
+// Where a workload's file caches go (created by main).
+std::string FileCacheDir(const Workload& w) { return g_base + "/" + w.name + "-caches"; }
+
 Measurement Measure(const schema::Pipeline& p, const Workload& w, const std::string& trace = "") {
   ++g_runs;
   runtime::RunConfig c;
@@ -191,8 +198,10 @@ void AddPrefetch(schema::Pipeline* p, const std::string& target, int buffer) {
   InsertAbove(p, target, MakePrefetchNode(target + "_prefetch", target, buffer));
 }
 
-void AddCache(schema::Pipeline* p, const std::string& target) {
-  InsertAbove(p, target, MakeCacheNode(target + "_cache", target, ""));
+// A memory cache after `target`, or with `file_dir` a file cache there.
+void AddCache(schema::Pipeline* p, const std::string& target, const std::string& file_dir) {
+  InsertAbove(p, target,
+              MakeCacheNode(target + "_cache", target, file_dir.empty() ? "" : file_dir + "/" + target + ".grid"));
 }
 
 // What users do by hand: every parallel stage at the number of cores, a
@@ -246,7 +255,7 @@ std::vector<Config> Grid(const schema::Pipeline& naive, const Workload& w, const
     if (Parallel(n)) knobs.emplace_back(n.name(), GridValues(n, w));
   }
   std::vector<std::string> caches = {""};
-  if (!w.memory) {
+  if (!w.memory || w.file_cache) {
     for (const auto& c : CacheCandidates(naive, report)) caches.push_back(c);
   }
   std::vector<Config> out;
@@ -264,7 +273,7 @@ std::vector<Config> Grid(const schema::Pipeline& naive, const Workload& w, const
           label += fmt::format("{}={} ", knobs[k].first, knobs[k].second[idx[k]]);
         }
         if (!cache.empty()) {
-          AddCache(&c.pipeline, cache);
+          AddCache(&c.pipeline, cache, w.file_cache ? FileCacheDir(w) : "");
           label += "cache@" + cache + " ";
         }
         if (prefetch) {
@@ -287,6 +296,7 @@ StatusOr<analysis::Analysis> Analyze(const std::string& trace, const Workload& w
   o.cores = g_cores;
   o.memory_bytes = w.memory;
   o.solve_programs = true;  // the plan the rewrite applies
+  if (w.file_cache) rewrite::PlaceFileCache(Env::Default(), FileCacheDir(w), "", &o.plan);
   return analysis::AnalyzeTraceFile(Env::Default(), trace, o);
 }
 
@@ -874,6 +884,32 @@ int Main(int argc, char** argv) {
     w.waiting = {"shards"};
     w.files = shards.files;
     w.data_root = "shards";
+  }
+  // A cache that fits only on disk: the records (6.6 MB) under 20 ms of
+  // request latency in 4 files, so reading them back from a file cache
+  // beats any read parallelism; what the rewrite predicts for it rests on
+  // the replay's calibrated price.
+  runtime::ImageGenOptions few = images;
+  few.files = 4;
+  few.records_per_file = 64;
+  const std::string few_data = g_base + "/fewfiles/data";
+  if (!Env::Default()->CreateDirectories(few_data).ok()) return 1;
+  if (auto s = runtime::GenerateImages(Env::Default(), few_data, few); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
+    return 1;
+  }
+  {
+    Workload& w = add("file-cache", "io.json",
+                      "a cache only on disk: 20 ms per read request over 4 files of 64 records (6.6 MB); memory for "
+                      "a cache limited to 2 MB, room for it on local disk");
+    w.storage_text = "--read-latency 20ms --mem 2MB --cache-dir DIR";
+    w.storage.read_latency_ns = 20'000'000;
+    w.memory = 2'000'000;
+    w.file_cache = true;
+    w.waiting = {"shards"};
+    w.files = few.files;
+    w.data_root = "fewfiles";
+    if (!Env::Default()->CreateDirectories(FileCacheDir(w)).ok()) return 1;
   }
   add("cached", "cached.json", "small dataset, deterministic decode: a cache after decode wins");
   add("skewed", "skewed.json", "two maps of 50 us and 2 ms per element");
