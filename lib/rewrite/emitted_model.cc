@@ -348,8 +348,6 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
     priced.service[g.name(i)] += replay;
     priced.cpu_of[g.name(i)] += replay;
   }
-  // The one evaluator (analysis/evaluator.h) with these costs, under the
-  // plan's ceiling.
   // A pool the rewrite adds over an input its workers pull in turns: when
   // that input is what holds the pool, every chunk waits for the lock to
   // pass to a parked worker (HandoffPrice::LockPassSeconds); a file cache's
@@ -378,6 +376,8 @@ StatusOr<double> EmittedModel::Predict(const schema::Pipeline& program, bool cac
                                                           static_cast<int64_t>(m->bytes_per_element.value_or(0))));
     lock_passes[k] = m->visit_ratio / chunk * price_.LockPassSeconds();
   }
+  // The one evaluator (analysis/evaluator.h) with these costs, under the
+  // plan's ceiling.
   analysis::RestartModels restart;
   restart.carried = [&](int i) { return Carried(g, i); };
   auto throughput = [&](const Costs& c) {
