@@ -388,8 +388,8 @@ namespace {
 // of 64 in two batches of 32.
 constexpr int kReplayRecords = 64;
 constexpr int kReplayBatch = 32;
-constexpr int kReplayTrials = 5;
-constexpr int kReplayEpochs = 12;  // timed in a trial
+constexpr int kReplayTrials = 3;
+constexpr int kReplayEpochs = 8;  // timed in a trial
 
 double MedianOf(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());

@@ -131,9 +131,10 @@ struct CacheReplayCost {
 // into elements of about 12 and 48 KiB, cached in memory and in a file
 // under a temporary directory of `env`, then repeated into batches of 32
 // (the large file cache also under a batch of 2 workers), each timed over
-// epochs after one that warms it; the median of five alternated trials.
-// About half a second. Zero when it could not run (no temporary
-// directory).
+// epochs after one that warms it; the median of three alternated trials.
+// About 0.4 s; seconds in an ASan build, whose copies and CRCs check every
+// byte (8 s with five trials of twelve epochs). Zero when it could not
+// run (no temporary directory).
 CacheReplayCost MeasureCacheReplay(Env* env);
 
 // Measures WaitCost by running a map that sleeps 1 ms and does 50 us of

@@ -240,7 +240,10 @@ TEST_CASE("SIGKILL at random moments leaves a trace that reads back", "[run][bin
     const int delay_ms = static_cast<int>(rng() % 1501);
     INFO("round " << round << ", killed " << delay_ms << " ms after the trace appeared");
     pid_t pid = Spawn({"run", dir.File("p.json"), "--trace", trace, "--snapshot-every", "0.05s"}, dir.File("out"));
-    for (int i = 0; i < 2000 && !Env::Default()->FileExists(trace); ++i) {
+    // The trace appears once the run's calibrations are done: about 1.5 s,
+    // some 10 s in an ASan build (the cache-replay calibration decodes
+    // and replays JPEGs there too).
+    for (int i = 0; i < 6000 && !Env::Default()->FileExists(trace); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     const auto appeared = std::chrono::steady_clock::now();
