@@ -199,7 +199,10 @@ std::string Slurp(const std::string& path) {
 TEST_CASE("SIGKILL at random moments leaves a trace that reads back", "[run][binary]") {
   TempDir dir;
   WriteText(dir.File("p.json"), kBurnJson);
-  constexpr int kRounds = 20;
+  // Each round's run calibrates the machine before its trace appears: a
+  // second here, several in a sanitizer build, where fewer rounds keep
+  // CI's time.
+  constexpr int kRounds = kSanitized ? 8 : 20;
   constexpr double kEvery = 0.05;  // --snapshot-every, seconds
   // The longest gap between two snapshots a loaded machine (two cores, an
   // ASan build, ctest -j2) may cause; a lost or late-flushed snapshot
@@ -419,13 +422,19 @@ TEST_CASE("plumber run records the machine's hand-off cost in the trace", "[run]
   // Replaying a cache: from memory a copy and a stack per element, so a
   // byte costs something; from a file more again per byte (the read-back,
   // its CRCs and the parse each touch every byte), and reopening the file
-  // costs less than a second an epoch.
+  // costs less than a second an epoch. A ThreadSanitizer build spends so
+  // much on each element that the slope between 12 and 48 KiB drowned in
+  // it (0 once, clamped): there a byte only costs nothing or more.
   CHECK(h.memory_replay_cpu_ns() >= 0);
-  CHECK(h.memory_replay_cpu_ns_per_byte() > 0);
+  CHECK(h.memory_replay_cpu_ns_per_byte() >= 0);
   CHECK(h.memory_replay_cpu_ns_per_byte() < per_byte_bound);
   CHECK(h.file_replay_cpu_ns() >= 0);
-  CHECK(h.file_replay_cpu_ns_per_byte() > 0);
+  CHECK(h.file_replay_cpu_ns_per_byte() >= 0);
   CHECK(h.file_replay_cpu_ns_per_byte() < per_byte_bound);
+  if (!kSanitized) {
+    CHECK(h.memory_replay_cpu_ns_per_byte() > 0);
+    CHECK(h.file_replay_cpu_ns_per_byte() > 0);
+  }
   CHECK(h.file_replay_epoch_cpu_ns() >= 0);
   CHECK(h.file_replay_epoch_cpu_ns() < 1e9);
   // An element that waits among many parked workers: measured with 64
