@@ -475,10 +475,7 @@ class ReplayRun {
   Element element_;
 };
 
-double TrialsMedian(std::array<double, kReplayTrials> v) {
-  std::sort(v.begin(), v.end());
-  return v[kReplayTrials / 2];
-}
+double TrialsMedian(const std::array<double, kReplayTrials>& v) { return MedianOf({v.begin(), v.end()}); }
 
 }  // namespace
 
