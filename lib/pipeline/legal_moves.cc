@@ -85,13 +85,15 @@ bool IsMap(const ProgramGraph& g, int i) { return g.op(i).udf != nullptr && Node
 
 }  // namespace
 
-MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower) {
+MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower, const LegalityOptions& options) {
   if (auto refused = Structure(g, upper, lower)) return *refused;
   const std::string& up = g.name(upper);
   const std::string& low = g.name(lower);
   const std::string& kind = g.node(upper).op();  // for the reasons only
   const MovesAboveMap moves = g.op(upper).moves_above_map;
-  if (moves == MovesAboveMap::kNever) return Refused("only a filter, take or skip moves above its input, not a " + kind);
+  if (moves == MovesAboveMap::kNever) {
+    return Refused("only a filter, take, skip or shuffle moves above its input, not a " + kind);
+  }
   // Every other op changes what the elements are or where they are: a
   // shuffle their order, a batch and an interleave their grouping, a repeat
   // their count, a cache and a prefetch what is kept and when. No rule says
@@ -106,18 +108,27 @@ MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower) {
     return Refused(low + " is random (" + map.random + "): its draws follow each element's index, which " + up +
                    " above it would change");
   }
-  if (!map.can_fail.empty()) {
+  if (!map.can_fail.empty() && !options.assume_valid_data) {
     return Refused(low + " can fail on bad data (" + map.can_fail + "): " + up +
-                   " above it would hide the failures of the elements it drops");
+                   (moves == MovesAboveMap::kPermutes ? " above it would move where a bad record stops the pipeline"
+                                                      : " above it would hide the failures of the elements it drops"));
   }
+  // On data the user vouches for, what fails only on bad data does not fail.
+  const std::string vouched = map.can_fail.empty() ? "" : " on data assumed valid";
   if (moves == MovesAboveMap::kSkipsPrefix) {
-    return {true, low + " is deterministic and cannot fail: skipping before it drops the same elements"};
+    return {true, low + " is deterministic and cannot fail" + vouched +
+                      ": skipping before it drops the same elements"};
+  }
+  if (moves == MovesAboveMap::kPermutes) {
+    return {true, low + " is deterministic and cannot fail" + vouched + ", and " + up +
+                      "'s draws never depend on what the elements hold: it gives the same permutation before " + low +
+                      " as after it"};
   }
   const UdfFacts predicate = FactsOf(g, upper);
   if (const std::string shared = map.writes.Shared(predicate.reads); !shared.empty()) {
     return Refused(low + " writes " + shared + ", which " + up + "'s predicate reads");
   }
-  return {true, low + " is deterministic, cannot fail and writes nothing " + up +
+  return {true, low + " is deterministic, cannot fail" + vouched + " and writes nothing " + up +
                     "'s predicate reads: the same elements pass, in the same order"};
 }
 

@@ -20,6 +20,16 @@ struct MoveVerdict {
   std::string reason;
 };
 
+// What the user vouches for beyond the rows.
+struct LegalityOptions {
+  // The data is valid (every record parses and decodes): an op that fails
+  // only on bad data counts as one that cannot fail. A filter moved above a
+  // decode then keeps the output on this data, and on data with a corrupt
+  // record the rewrite no longer stops where the original would (it drops
+  // that record's failure with the record). `rewrite --assume-valid-data`.
+  bool assume_valid_data = false;
+};
+
 // Whether node `upper` may move above its only input `lower`, which then
 // reads what `upper` read. Rules:
 //  - a filter above a map: the map is deterministic (its random draws
@@ -30,10 +40,17 @@ struct MoveVerdict {
 //    the same indices, so even a random or failing map keeps its output;
 //  - a skip above a map: as a filter, the skipped elements' indices shift
 //    and their failures vanish, so the map must be deterministic and
-//    unable to fail.
+//    unable to fail;
+//  - a shuffle above a map: its draws depend on its seed and how many
+//    elements it has buffered, never on what they hold, so it hands out
+//    the same permutation of the map's inputs as of its outputs; the map
+//    must be deterministic (its draws follow the index, which the shuffle
+//    changes) and unable to fail (a bad record would stop the pipeline at
+//    another place in the output). The shuffle's buffer then holds the
+//    map's inputs: the smaller ones when the map decodes or expands.
 // Always: `lower` feeds nothing but `upper` (another consumer would see
 // the moved op's effect), and neither is imported.
-MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower);
+MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower, const LegalityOptions& options = {});
 
 // Whether map `upper` and its only input, map `lower`, may become one map
 // running lower's steps then upper's: each element meets the same steps in

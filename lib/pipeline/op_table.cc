@@ -282,7 +282,7 @@ const std::array kOps = {
           .function = &InterleaveFunction, .set_function = &SetInterleaveFunction, .cycle_length = &Cycle,
           .set_cycle_length = &SetCycle, .set_deterministic = &SetInterleaveDeterministic},
     OpDef{.name = "shuffle", .help = "random order within a buffer", .params_case = PC::kShuffle, .min_inputs = 1,
-          .max_inputs = 1, .check = &CheckShuffle, .cardinality = &Preserves, .random = &Always,
+          .max_inputs = 1, .moves_above_map = MovesAboveMap::kPermutes, .check = &CheckShuffle, .cardinality = &Preserves, .random = &Always,
           .keeps = &ShuffleKeeps, .buffer_size = &ShuffleBuffer, .set_buffer_size = &SetShuffleBuffer},
     OpDef{.name = "repeat", .help = "repeats its input count times or forever", .params_case = PC::kRepeat,
           .min_inputs = 1, .max_inputs = 1, .check = &CheckRepeat, .cardinality = &RepeatCardinality,

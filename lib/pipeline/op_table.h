@@ -91,6 +91,7 @@ enum class MovesAboveMap {
   kPredicate,    // a filter: when the map writes nothing its predicate reads
   kPrefix,       // a take: it keeps the first elements, their indices unchanged
   kSkipsPrefix,  // a skip: it drops the first elements, shifting the others' indices
+  kPermutes,     // a shuffle: its draws follow its seed and buffer, never the elements
 };
 
 struct OpDef {

@@ -93,7 +93,42 @@ TEST_CASE("nothing moves above a shuffle, batch, repeat, cache or prefetch, and 
   }
   const auto map_up = Move(Pair(Map(R"({"op": "add"})"), Map(R"({"op": "add"})")));
   CHECK_FALSE(map_up.legal);
-  CHECK(map_up.reason == "only a filter, take or skip moves above its input, not a map");
+  CHECK(map_up.reason == "only a filter, take, skip or shuffle moves above its input, not a map");
+}
+
+TEST_CASE("a shuffle moves above a deterministic map that cannot fail, never above a random one",
+          "[legal_moves]") {
+  const std::string shuffle = R"("op": "shuffle", "shuffle": {"buffer_size": 16, "seed": 3})";
+  const auto resize = Move(Pair(Map(R"({"op": "resize", "args": {"height": 8, "width": 8}})"), shuffle));
+  CHECK(resize.legal);
+  CHECK(resize.reason ==
+        "lower is deterministic and cannot fail, and upper's draws never depend on what the elements hold: it gives "
+        "the same permutation before lower as after it");
+  const auto flip = Move(Pair(Map(R"({"op": "random_flip_left_right"})"), shuffle));
+  CHECK_FALSE(flip.legal);
+  CHECK_THAT(flip.reason, Catch::StartsWith("lower is random (random_flip_left_right)"));
+  const auto decode = Move(Pair(Map(R"({"op": "decode_jpeg"})"), shuffle));
+  CHECK_FALSE(decode.legal);
+  CHECK(decode.reason ==
+        "lower can fail on bad data (decode_jpeg): upper above it would move where a bad record stops the pipeline");
+}
+
+TEST_CASE("on data assumed valid a decode counts as unable to fail, a random map still blocks", "[legal_moves]") {
+  const LegalityOptions valid{.assume_valid_data = true};
+  const ProgramGraph decode = Pair(Map(R"({"op": "decode_jpeg"})"), kLabelFilter);
+  const auto moved = CanMoveAbove(decode, decode.Find("upper"), decode.Find("lower"), valid);
+  CHECK(moved.legal);
+  CHECK(moved.reason ==
+        "lower is deterministic, cannot fail on data assumed valid and writes nothing upper's predicate reads: the "
+        "same elements pass, in the same order");
+  CHECK_FALSE(Move(decode).legal);  // not without the user's word
+  const ProgramGraph crop = Pair(Map(R"({"op": "random_crop", "args": {"height": 4, "width": 4}})"), kLabelFilter);
+  CHECK_FALSE(CanMoveAbove(crop, crop.Find("upper"), crop.Find("lower"), valid).legal);
+  // parse_example writes the whole element, which the predicate reads.
+  const ProgramGraph parse = Pair(Map(R"({"op": "parse_example"})"), kLabelFilter);
+  const auto whole = CanMoveAbove(parse, parse.Find("upper"), parse.Find("lower"), valid);
+  CHECK_FALSE(whole.legal);
+  CHECK(whole.reason == "lower writes the whole element, which upper's predicate reads");
 }
 
 TEST_CASE("an imported op never moves", "[legal_moves]") {

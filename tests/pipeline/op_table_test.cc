@@ -249,11 +249,13 @@ TEST_CASE("each op says what it keeps of its input: order, count, the elements",
   for (const auto& row : AllOps()) {
     INFO(row.name);
     CHECK(stated.count(std::string(row.name)) == 1);
-    // Only a filter, take and skip have a rule for moving above a map.
-    const MovesAboveMap want = row.name == "filter" ? MovesAboveMap::kPredicate
-                               : row.name == "take" ? MovesAboveMap::kPrefix
-                               : row.name == "skip" ? MovesAboveMap::kSkipsPrefix
-                                                    : MovesAboveMap::kNever;
+    // Only a filter, take, skip and shuffle have a rule for moving above a
+    // map.
+    const MovesAboveMap want = row.name == "filter"    ? MovesAboveMap::kPredicate
+                               : row.name == "take"    ? MovesAboveMap::kPrefix
+                               : row.name == "skip"    ? MovesAboveMap::kSkipsPrefix
+                               : row.name == "shuffle" ? MovesAboveMap::kPermutes
+                                                       : MovesAboveMap::kNever;
     CHECK(row.moves_above_map == want);
   }
   // A parallel map told it need not keep its order does not.
