@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "pipeline.pb.h"
 #include "rewrite/measured_costs.h"
+#include "rewrite/reshape.h"
 
 namespace plumber::rewrite {
 
@@ -83,6 +84,9 @@ struct RewriteResult {
   // Stages priced with costs measured in earlier runs (by stage, then
   // parallelism).
   std::vector<LearnedCost> learned;
+  // The shape changes made before the knobs were tuned (shape_search.h);
+  // empty when the search did not run.
+  ShapeReport shape;
 };
 
 // The analysis gives the traced program, the model of the machine to plan

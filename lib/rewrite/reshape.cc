@@ -1,0 +1,171 @@
+// Shape changes applied to a trace, counters and all; see reshape.h.
+#include "rewrite/reshape.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/thread_groups.h"
+#include "pipeline/op_table.h"
+#include "rewrite/shape_edits.h"
+
+namespace plumber::rewrite {
+namespace {
+
+const char* RuleOf(MovesAboveMap moves) {
+  switch (moves) {
+    case MovesAboveMap::kPredicate: return "filter above map";
+    case MovesAboveMap::kPrefix: return "take above map";
+    case MovesAboveMap::kSkipsPrefix: return "skip above map";
+    case MovesAboveMap::kPermutes: return "shuffle above map";
+    case MovesAboveMap::kNever: break;
+  }
+  return "move";
+}
+
+schema::NodeStats* FindStats(schema::Snapshot* s, const std::string& name) {
+  for (auto& n : *s->mutable_nodes()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+double Ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 1.0; }
+
+int64_t Scaled(int64_t v, double r) { return static_cast<int64_t>(std::llround(static_cast<double>(v) * r)); }
+
+// The counters that measure a node's own work, scaled by `r`: the node
+// does that share of its elements and of what they cost.
+void ScaleWork(schema::NodeStats* n, double r) {
+  n->set_elements_produced(Scaled(n->elements_produced(), r));
+  n->set_elements_consumed(Scaled(n->elements_consumed(), r));
+  n->set_bytes_produced(Scaled(n->bytes_produced(), r));
+  n->set_bytes_consumed(Scaled(n->bytes_consumed(), r));
+  n->set_active_cpu_ns(Scaled(n->active_cpu_ns(), r));
+  n->set_wall_ns(Scaled(n->wall_ns(), r));
+  n->set_self_wall_ns(Scaled(n->self_wall_ns(), r));
+  n->set_wait_ns(Scaled(n->wait_ns(), r));
+  n->set_storage_bytes_read(Scaled(n->storage_bytes_read(), r));
+  n->set_storage_requests(Scaled(n->storage_requests(), r));
+  n->set_storage_request_ns(Scaled(n->storage_request_ns(), r));
+  n->set_worker_busy_ns(Scaled(n->worker_busy_ns(), r));
+  n->set_handoffs(Scaled(n->handoffs(), r));
+  n->set_wakeups(Scaled(n->wakeups(), r));
+  n->set_input_lock_wait_ns(Scaled(n->input_lock_wait_ns(), r));
+}
+
+// `upper` moved above map `lower` in one snapshot. The map now sees what
+// `upper` passes: a filter's or a take's share of its elements (1 for a
+// shuffle), at the same cost each. `upper` now sees the map's inputs, as
+// many as the map had: its work per element stays (a predicate tests a
+// scalar, a shuffle swaps a pointer), and what it holds and hands on is the
+// map's inputs' bytes.
+void MoveCounters(schema::Snapshot* s, const std::string& upper, const std::string& lower, bool counts_change) {
+  schema::NodeStats* u = FindStats(s, upper);
+  schema::NodeStats* l = FindStats(s, lower);
+  if (u == nullptr || l == nullptr) return;  // not opened yet at this snapshot
+  const schema::NodeStats was_u = *u, was_l = *l;
+  const double kept = counts_change ? Ratio(was_u.elements_produced(), was_u.elements_consumed()) : 1.0;
+  ScaleWork(l, kept);
+  l->clear_cardinality();
+  if (was_u.has_cardinality()) l->set_cardinality(was_u.cardinality());
+  const double in_bytes = Ratio(was_l.bytes_consumed(), was_l.elements_consumed());
+  const double out_bytes = Ratio(was_l.bytes_produced(), was_l.elements_produced());
+  ScaleWork(u, Ratio(was_l.elements_consumed(), was_u.elements_consumed()));
+  u->set_elements_produced(was_u.elements_produced());
+  u->set_bytes_consumed(was_l.bytes_consumed());
+  u->set_bytes_produced(Scaled(was_u.elements_produced(), in_bytes));
+  if (out_bytes > 0) u->set_peak_buffered_bytes(Scaled(was_u.peak_buffered_bytes(), in_bytes / out_bytes));
+}
+
+// Map `lower` fused into map `upper` in one snapshot: one node with both
+// nodes' work, `lower`'s inputs and `upper`'s outputs, less `handoff_ns`
+// per element of `lower` (the crossing the fusion removes).
+void FuseCounters(schema::Snapshot* s, const std::string& upper, const std::string& lower, double handoff_ns) {
+  schema::NodeStats* u = FindStats(s, upper);
+  schema::NodeStats* l = FindStats(s, lower);
+  if (u == nullptr || l == nullptr) return;
+  const auto saved = static_cast<int64_t>(handoff_ns * static_cast<double>(l->elements_produced()));
+  u->set_elements_consumed(l->elements_consumed());
+  u->set_bytes_consumed(l->bytes_consumed());
+  const int64_t cpu = l->active_cpu_ns() + u->active_cpu_ns();
+  u->set_active_cpu_ns(std::max(cpu - saved, cpu / 2));
+  u->set_self_wall_ns(std::max(l->self_wall_ns() + u->self_wall_ns() - saved, int64_t{0}));
+  u->set_wait_ns(l->wait_ns() + u->wait_ns());
+  u->set_wall_ns(std::max(l->wall_ns(), u->wall_ns()));
+  u->set_storage_bytes_read(l->storage_bytes_read() + u->storage_bytes_read());
+  u->set_storage_requests(l->storage_requests() + u->storage_requests());
+  u->set_storage_request_ns(l->storage_request_ns() + u->storage_request_ns());
+  u->set_wakeups(l->wakeups() + u->wakeups());
+  u->set_parallelism(std::max(l->parallelism(), u->parallelism()));
+  auto& nodes = *s->mutable_nodes();
+  nodes.erase(std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name() == lower; }));
+}
+
+// What handing `lower`'s elements to `upper` cost per element, in
+// nanoseconds: 0 unless `lower`'s workers hand them across threads.
+double HandoffNs(const ProgramGraph& g, const analysis::LoadedTrace& trace, int lower,
+                 const analysis::HandoffPrice& price) {
+  const analysis::ThreadGroups tg = analysis::BuildThreadGroups(g);
+  const bool hands_off = std::any_of(tg.groups.begin(), tg.groups.end(), [&](const analysis::ThreadGroup& group) {
+    return group.owner == lower && !group.serialized;
+  });
+  if (!hands_off || !price.known) return 0;
+  const schema::NodeStats* end = nullptr;
+  for (const auto& n : trace.window.end.nodes()) {
+    if (n.name() == g.name(lower)) end = &n;
+  }
+  if (end == nullptr || end->elements_produced() <= 0) return 0;
+  const double per = static_cast<double>(end->elements_produced());
+  const double work_ns = static_cast<double>(std::max(end->self_wall_ns(), end->active_cpu_ns())) / per;
+  return 1e9 * price.SecondsPerElement(static_cast<double>(end->bytes_produced()) / per, work_ns);
+}
+
+}  // namespace
+
+std::string DescribeChange(const ShapeChange& c) {
+  return c.kind == ShapeKind::kFuseMaps ? "fuse '" + c.lower + "' into '" + c.upper + "'"
+                                        : "move '" + c.upper + "' above '" + c.lower + "'";
+}
+
+std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const LegalityOptions& options) {
+  std::vector<ShapeChange> out;
+  for (int i = 0; i < g.size(); ++i) {
+    if (g.inputs(i).size() != 1) continue;
+    const int lower = g.inputs(i)[0];
+    if (const MoveVerdict v = CanMoveAbove(g, i, lower, options); v.legal) {
+      out.push_back({ShapeKind::kMoveAbove, g.name(i), g.name(lower), v.reason, RuleOf(g.op(i).moves_above_map)});
+    }
+    if (const MoveVerdict v = CanFuseMaps(g, i, lower); v.legal) {
+      out.push_back({ShapeKind::kFuseMaps, g.name(i), g.name(lower), v.reason, "map fusion"});
+    }
+  }
+  return out;
+}
+
+StatusOr<analysis::LoadedTrace> Reshape(const analysis::LoadedTrace& trace, const ShapeChange& change,
+                                        const analysis::HandoffPrice& price) {
+  const ProgramGraph& g = *trace.graph;
+  const int upper = g.Find(change.upper), lower = g.Find(change.lower);
+  if (upper < 0 || lower < 0) {
+    return Status::InvalidArgument("no node '" + (upper < 0 ? change.upper : change.lower) + "' to reshape");
+  }
+  schema::Pipeline program = g.program();
+  analysis::LoadedTrace out = trace;
+  if (change.kind == ShapeKind::kFuseMaps) {
+    PLUMBER_RETURN_IF_ERROR(FuseMaps(&program, change.upper, change.lower));
+    const double handoff_ns = HandoffNs(g, trace, lower, price);
+    FuseCounters(&out.window.end, change.upper, change.lower, handoff_ns);
+    if (out.window.start) FuseCounters(&*out.window.start, change.upper, change.lower, handoff_ns);
+  } else {
+    PLUMBER_RETURN_IF_ERROR(MoveAbove(&program, change.upper, change.lower));
+    const bool counts_change = g.op(upper).moves_above_map != MovesAboveMap::kPermutes;
+    MoveCounters(&out.window.end, change.upper, change.lower, counts_change);
+    if (out.window.start) MoveCounters(&*out.window.start, change.upper, change.lower, counts_change);
+  }
+  auto graph = ProgramGraph::Build(std::move(program), trace.source + " (" + DescribeChange(change) + ")");
+  if (!graph.ok()) return graph.status();
+  out.graph = std::make_shared<const ProgramGraph>(std::move(*graph));
+  return out;
+}
+
+}  // namespace plumber::rewrite

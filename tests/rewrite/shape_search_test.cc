@@ -1,0 +1,220 @@
+// The shape search on synthetic traces (rewrite/reshape.h,
+// rewrite/shape_search.h): a reshaped trace's counters are those the
+// reshaped program would have measured, the search makes a change the
+// model says gains and a verifier passes, drops one the verifier fails,
+// and its prediction is the one evaluator's for the emitted pipeline.
+// Runs of real pipelines are tests/loop/shape_verify_test.cc.
+#include <catch2/catch.hpp>
+
+#include "analysis/trace_source.h"
+#include "pipeline/op_table.h"
+#include "rewrite/emitted_model.h"
+#include "rewrite/reshape.h"
+#include "rewrite/shape_search.h"
+#include "trace_builder.h"
+
+using namespace plumber;
+using namespace plumber::rewrite;
+using analysis::testing::TraceBuilder;
+
+namespace {
+
+// range -> burn (1 ms a element) -> keep (a quarter: 0..1999 of 8000) ->
+// batch 32, over a 10 s window on 4 cores.
+TraceBuilder FilterAfterBurn() {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 8000}},
+    {"name": "burn", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1000}}]}},
+    {"name": "keep", "op": "filter", "inputs": ["burn"],
+     "filter": {"predicate": [{"op": "label_in", "args": {"max": 1999}}]}},
+    {"name": "batch", "op": "batch", "inputs": ["keep"], "batch": {"batch_size": 32}}]})",
+                 4);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(10);
+  TraceBuilder::Node(s, "src", {8000, 8000 * 8, 8'000'000, 0, 0});
+  TraceBuilder::Node(s, "burn", {8000, 8000 * 8, 8'000'000'000, 0, 8000}).set_bytes_consumed(8000 * 8);
+  TraceBuilder::Node(s, "keep", {2000, 2000 * 8, 20'000'000, 0, 8000}).set_bytes_consumed(8000 * 8);
+  TraceBuilder::Node(s, "batch", {62, 62 * 256, 6'200'000, 0, 1984});
+  return b;
+}
+
+analysis::LoadedTrace Load(TraceBuilder b) {
+  auto loaded = analysis::LoadTrace(b.trace(), analysis::WindowSpec{}, "synthetic.json");
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  return std::move(*loaded);
+}
+
+const schema::NodeStats& Stats(const analysis::LoadedTrace& t, const std::string& name) {
+  for (const auto& n : t.window.end.nodes()) {
+    if (n.name() == name) return n;
+  }
+  FAIL("no stats for " << name);
+  return t.window.end.nodes(0);
+}
+
+StatusOr<ShapeSearchResult> Search(TraceBuilder b, const ShapeSearchOptions& options) {
+  analysis::AnalysisOptions aopt;
+  aopt.solve_programs = true;
+  const analysis::LoadedTrace trace = Load(b);
+  auto traced = analysis::Analyze(trace, aopt);
+  REQUIRE(traced.ok());
+  return SearchShapes(trace, std::move(*traced), aopt, RewriteOptions{}, options);
+}
+
+}  // namespace
+
+TEST_CASE("a filter moved above a map: the map does the kept share of its work, the filter sees every input",
+          "[rewrite][shape]") {
+  const TraceBuilder b = FilterAfterBurn();
+  const analysis::LoadedTrace trace = Load(b);
+  const auto changes = LegalShapeChanges(*trace.graph, {});
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].rule == "filter above map");
+  CHECK(DescribeChange(changes[0]) == "move 'keep' above 'burn'");
+  auto moved = Reshape(trace, changes[0], analysis::HandoffPrice{});
+  REQUIRE(moved.ok());
+  const ProgramGraph& g = *moved->graph;
+  CHECK(g.name(g.inputs(g.Find("keep"))[0]) == "src");
+  CHECK(g.name(g.inputs(g.Find("burn"))[0]) == "keep");
+  CHECK(g.name(g.inputs(g.Find("batch"))[0]) == "burn");
+  const auto& burn = Stats(*moved, "burn");
+  CHECK(burn.elements_produced() == 2000);
+  CHECK(burn.elements_consumed() == 2000);
+  CHECK(burn.active_cpu_ns() == 2'000'000'000);
+  const auto& keep = Stats(*moved, "keep");
+  CHECK(keep.elements_consumed() == 8000);
+  CHECK(keep.elements_produced() == 2000);
+  CHECK(keep.bytes_produced() == 2000 * 8);
+  CHECK(keep.active_cpu_ns() == 20'000'000);  // one test per input, as many as before
+  // The model sees the map's visits per minibatch fall to a quarter.
+  auto before = analysis::Analyze(trace, {});
+  auto after = analysis::Analyze(*moved, {});
+  REQUIRE((before.ok() && after.ok()));
+  CHECK(after->Find("burn")->visit_ratio == Approx(before->Find("burn")->visit_ratio / 4).epsilon(0.02));
+  // The filter yields what it yielded, testing as many elements per
+  // minibatch as before.
+  CHECK(after->Find("keep")->visit_ratio == Approx(before->Find("keep")->visit_ratio));
+  CHECK(after->Find("keep")->cpu_seconds_per_minibatch == Approx(before->Find("keep")->cpu_seconds_per_minibatch));
+}
+
+TEST_CASE("two fused maps: one node with both maps' work, less the hand-off between them", "[rewrite][shape]") {
+  TraceBuilder b(R"({"nodes": [
+    {"name": "src", "op": "range", "range": {"stop": 100000}},
+    {"name": "a", "op": "map", "inputs": ["src"], "map": {"parallelism": 2, "udf": [{"op": "add"}]}},
+    {"name": "b", "op": "map", "inputs": ["a"], "map": {"parallelism": 2, "udf": [{"op": "add"}]}},
+    {"name": "batch", "op": "batch", "inputs": ["b"], "batch": {"batch_size": 100}}]})",
+                 4);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(1);
+  TraceBuilder::Node(s, "src", {10000, 80000, 1'000'000, 0, 0});
+  TraceBuilder::Node(s, "a", {10000, 80000, 200'000'000, 0, 10000}).set_bytes_consumed(80000);
+  TraceBuilder::Node(s, "b", {10000, 80000, 300'000'000, 0, 10000}).set_bytes_consumed(80000);
+  TraceBuilder::Node(s, "batch", {100, 80000, 1'000'000, 0, 10000});
+  const analysis::LoadedTrace trace = Load(b);
+  const auto changes = LegalShapeChanges(*trace.graph, {});
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].rule == "map fusion");
+  CHECK(DescribeChange(changes[0]) == "fuse 'a' into 'b'");
+  analysis::HandoffPrice price;
+  price.known = true;
+  price.per_handoff_ns = 10'000;
+  price.chunked_ns = 30;
+  price.payload_ns = 150;
+  // a's elements (8 bytes, 20 us of work) cross threads at a price each.
+  const double handoff_ns = 1e9 * price.SecondsPerElement(8, 20'000);
+  REQUIRE(handoff_ns > 0);
+  auto fused = Reshape(trace, changes[0], price);
+  REQUIRE(fused.ok());
+  const ProgramGraph& g = *fused->graph;
+  CHECK(g.Find("a") < 0);
+  CHECK(g.name(g.inputs(g.Find("b"))[0]) == "src");
+  CHECK(g.node(g.Find("b")).map().udf_size() == 2);
+  const auto& stats = Stats(*fused, "b");
+  CHECK(stats.elements_consumed() == 10000);
+  CHECK(stats.active_cpu_ns() == Approx(500'000'000 - 10000 * handoff_ns).epsilon(1e-6));
+  for (const auto& n : fused->window.end.nodes()) CHECK(n.name() != "a");
+  // Without a calibration nothing is taken off.
+  auto unpriced = Reshape(trace, changes[0], analysis::HandoffPrice{});
+  REQUIRE(unpriced.ok());
+  CHECK(Stats(*unpriced, "b").active_cpu_ns() == 500'000'000);
+}
+
+TEST_CASE("the search moves the filter when the model says it gains and the run agrees", "[rewrite][shape]") {
+  int runs = 0;
+  ShapeSearchOptions options;
+  options.verify = [&](const schema::Pipeline& traced, const schema::Pipeline& reshaped) -> StatusOr<ShapeVerdict> {
+    ++runs;
+    CHECK(traced.nodes(1).name() == "burn");  // always the traced program
+    CHECK(reshaped.nodes(1).name() == "keep");
+    return ShapeVerdict{true, "the first 16 outputs are the same, in order"};
+  };
+  auto r = Search(FilterAfterBurn(), options);
+  REQUIRE(r.ok());
+  const ShapeReport& shape = r->rewrite.shape;
+  REQUIRE(shape.applied.size() == 1);
+  CHECK(runs == 1);
+  CHECK(shape.applied[0].change.rule == "filter above map");
+  CHECK(shape.applied[0].verification == "the first 16 outputs are the same, in order");
+  // burn was 128 ms of each minibatch's 128.6 on 4 cores; a quarter of it
+  // leaves the model about 3.9x the knobs alone.
+  CHECK(shape.predicted_knobs_only > 0);
+  CHECK(r->rewrite.predicted_after / shape.predicted_knobs_only == Approx(3.9).epsilon(0.05));
+  CHECK(shape.applied[0].predicted_before == Approx(shape.predicted_knobs_only));
+  CHECK(shape.applied[0].predicted_after == Approx(r->rewrite.predicted_after));
+  // The emitted pipeline is the reshaped one with its knobs tuned.
+  const schema::Pipeline& p = r->rewrite.pipeline;
+  CHECK(p.nodes(1).name() == "keep");
+  CHECK(p.nodes(1).inputs(0) == "src");
+  CHECK(NodeParallelism(p.nodes(2)) > 1);
+  // The traced pipeline's prediction stays the before figure.
+  auto traced = analysis::Analyze(Load(FilterAfterBurn()), {});
+  REQUIRE(traced.ok());
+  CHECK(r->rewrite.predicted_before == Approx(traced->as_traced.throughput.value_or(0)));
+}
+
+TEST_CASE("the search's figure is the one evaluator's for the pipeline it emits", "[rewrite][shape]") {
+  auto r = Search(FilterAfterBurn(), {});
+  REQUIRE(r.ok());
+  REQUIRE(r->rewrite.shape.applied.size() == 1);
+  CHECK(r->rewrite.shape.applied[0].verification == "not verified: there is nothing to run");
+  const EmittedModel model(r->analysis, r->rewrite.plan);
+  auto predicted = model.PredictEmitted(r->rewrite.pipeline);
+  REQUIRE(predicted.ok());
+  CHECK(*predicted == Approx(r->rewrite.predicted_after).epsilon(1e-9));
+}
+
+TEST_CASE("a change the run finds changes the output is dropped, with its rule, and the shape kept",
+          "[rewrite][shape]") {
+  ShapeSearchOptions options;
+  options.verify = [](const schema::Pipeline&, const schema::Pipeline&) -> StatusOr<ShapeVerdict> {
+    return ShapeVerdict{false, "element 0 differs"};
+  };
+  auto r = Search(FilterAfterBurn(), options);
+  REQUIRE(r.ok());
+  const ShapeReport& shape = r->rewrite.shape;
+  CHECK(shape.applied.empty());
+  REQUIRE(shape.dropped.size() == 1);
+  CHECK(shape.dropped[0].why == "rule 'filter above map' failed verification: element 0 differs");
+  CHECK(r->rewrite.predicted_after == Approx(shape.predicted_knobs_only));
+  CHECK(r->rewrite.pipeline.nodes(1).name() == "burn");
+  // A run that cannot be made drops the change too, saying why.
+  options.verify = [](const schema::Pipeline&, const schema::Pipeline&) -> StatusOr<ShapeVerdict> {
+    return Status::NotFound("data/train-0.tfrecord: no such file");
+  };
+  auto missing = Search(FilterAfterBurn(), options);
+  REQUIRE(missing.ok());
+  REQUIRE(missing->rewrite.shape.dropped.size() == 1);
+  CHECK_THAT(missing->rewrite.shape.dropped[0].why, Catch::StartsWith("could not be verified: "));
+}
+
+TEST_CASE("a change below the threshold is not made", "[rewrite][shape]") {
+  ShapeSearchOptions options;
+  options.min_gain = 10;  // 11x: more than the move's 3.9x
+  auto r = Search(FilterAfterBurn(), options);
+  REQUIRE(r.ok());
+  CHECK(r->rewrite.shape.applied.empty());
+  CHECK(r->rewrite.shape.priced == 1);
+  CHECK(r->rewrite.shape.below_threshold == 1);
+  CHECK(r->rewrite.pipeline.nodes(1).name() == "burn");
+}
