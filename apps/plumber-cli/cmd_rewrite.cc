@@ -6,6 +6,12 @@
 // --explain, to stderr. An imported trace (tf.data) has no pipeline file:
 // the rewrite is printed as the tf.data edits to make instead, and for a
 // PyTorch DataLoader's trace as the DataLoader(...) call to write.
+//
+// Before the knobs, the shape search (rewrite/shape_search.h) moves and
+// fuses ops where the rules allow and the model says it gains; each change
+// is verified (--verify N) by running the traced and the reshaped pipeline
+// on the pipeline's own files and comparing their first N outputs.
+#include <filesystem>
 #include <iostream>
 
 #include "analysis/analyze.h"
@@ -13,10 +19,12 @@
 #include "base/env.h"
 #include "base/output_path.h"
 #include "command.h"
+#include "optimize/output_check.h"
 #include "report/rewrite_format.h"
 #include "report/torch_advice_format.h"
 #include "rewrite/cache_placement.h"
 #include "rewrite/rewriter.h"
+#include "rewrite/shape_search.h"
 #include "rewrite/torch_advice.h"
 #include "traceio/pipeline_io.h"
 
@@ -31,7 +39,38 @@ struct RewriteFlags {
   bool no_cache = false;
   bool no_prefetch = false;
   std::string cache_dir;
+  int verify = 16;
+  bool no_reshape = false;
+  bool assume_valid_data = false;
+  std::string data_dir;
 };
+
+// Where the traced pipeline's relative paths resolve: --data-dir, else the
+// directory of the pipeline `plumber run` was given (the trace's argv,
+// relative to where it ran: tried from here), else here.
+std::string DataDir(const RewriteFlags& f, const schema::TraceHeader& header) {
+  if (!f.data_dir.empty()) return f.data_dir;
+  const auto& argv = header.options().argv();
+  if (argv.size() >= 3 && argv[1] == "run") {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(argv[2], ec)) return std::filesystem::path(argv[2]).parent_path().string();
+  }
+  return "";
+}
+
+// The shape search's proof: both pipelines' first `n` outputs, in order
+// (every rule keeps the order: a shuffle moved keeps its seed's
+// permutation).
+rewrite::ShapeVerifier Verifier(Env* env, std::string dir, int n) {
+  return [env, dir = std::move(dir), n](const schema::Pipeline& traced,
+                                        const schema::Pipeline& reshaped) -> StatusOr<rewrite::ShapeVerdict> {
+    auto check = optimize::CompareOutputs(env, traced, reshaped, dir, n, /*any_order=*/false);
+    if (!check.ok()) return check.status();
+    if (!check->same) return rewrite::ShapeVerdict{false, check->difference};
+    return rewrite::ShapeVerdict{true, "the first " + std::to_string(check->compared) +
+                                           " outputs are the same, in order"};
+  };
+}
 
 int RunRewrite(const RewriteFlags& f) {
   Env* env = Env::Default();
@@ -45,7 +84,9 @@ int RunRewrite(const RewriteFlags& f) {
   if (!opt.ok()) return ReportError(opt.status());
   opt->plan.allow_cache = !f.no_cache;
   rewrite::PlaceFileCache(env, f.cache_dir, f.output, &opt->plan);
-  auto report = analysis::AnalyzeTraceFile(env, f.analysis.trace, *opt);
+  auto loaded = analysis::LoadTraceFile(env, f.analysis.trace, opt->window, opt->max_memory_bytes);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  auto report = analysis::Analyze(*loaded, *opt);
   if (!report.ok()) return ReportError(report.status());
   if (!report->imported_from.empty() && !f.output.empty()) {
     return ReportError(Status::InvalidArgument(
@@ -61,7 +102,18 @@ int RunRewrite(const RewriteFlags& f) {
   }
   rewrite::RewriteOptions options;
   options.allow_prefetch = !f.no_prefetch;
-  auto result = rewrite::Rewrite(*report, options);
+  auto result = [&]() -> StatusOr<rewrite::RewriteResult> {
+    // An imported program's ops are opaque: none may move, so there is no
+    // shape to search.
+    if (f.no_reshape || !report->imported_from.empty()) return rewrite::Rewrite(*report, options);
+    rewrite::ShapeSearchOptions shape;
+    shape.legality.assume_valid_data = f.assume_valid_data;
+    if (f.verify > 0) shape.verify = Verifier(env, DataDir(f, loaded->header), f.verify);
+    auto searched = rewrite::SearchShapes(*loaded, std::move(*report), *opt, options, shape);
+    if (!searched.ok()) return searched.status();
+    *report = std::move(searched->analysis);
+    return std::move(searched->rewrite);
+  }();
   if (!result.ok()) return ReportError(result.status().WithContext(f.analysis.trace));
   if (!report->imported_from.empty()) {
     // No pipeline file to write: the user's code is Python. The advice is
@@ -95,6 +147,16 @@ Handler SetupRewrite(CLI::App& app) {
   app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");
   app.add_option("--cache-dir", f->cache_dir,
                  "Where a file cache may go when memory is short (default: beside the output)");
+  app.add_flag("--no-reshape", f->no_reshape, "Tune knobs only: move and fuse no ops");
+  app.add_option("--verify", f->verify,
+                 "Outputs compared between the traced and the reshaped pipeline before a shape change is made; 0 "
+                 "makes changes unverified (default 16)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--assume-valid-data", f->assume_valid_data,
+               "Every record parses and decodes: a filter may move above a decode (on a corrupt record the "
+               "rewrite drops it with the filtered elements instead of failing)");
+  app.add_option("--data-dir", f->data_dir,
+                 "Where the traced pipeline's files are, for --verify (default: beside the pipeline it ran)");
   return [f] { return RunRewrite(*f); };
 }
 

@@ -44,6 +44,64 @@ std::string BelowAsTraced(const std::vector<rewrite::TfAdvice>& advice, size_t k
   return s + ")";
 }
 
+// The shape search's changes and drops (rewrite/shape_search.h); empty when
+// it priced nothing (no legal change, or not asked).
+std::string ShapeText(const rewrite::ShapeReport& s) {
+  if (s.priced == 0 && s.dropped.empty()) return "";
+  std::string out;
+  const std::string knobs = units::FormatMinibatchRate(s.predicted_knobs_only);
+  if (s.applied.empty()) {
+    out += "shape: kept as traced (" + FormatCount(s.priced, "change", "changes") +
+           " priced; none gains 1% over the knobs alone, " + knobs + ")\n";
+  } else {
+    out += "shape: " + FormatCount(static_cast<int64_t>(s.applied.size()), "change", "changes") +
+           " before the knobs (the knobs alone: " + knobs + ")\n";
+  }
+  for (const auto& a : s.applied) {
+    out += "  " + rewrite::DescribeChange(a.change) + " (" + a.change.rule + "): " +
+           units::FormatMinibatchRate(a.predicted_before) + " -> " + units::FormatMinibatchRate(a.predicted_after) +
+           "\n";
+    out += "      why: " + a.change.reason + "\n";
+    out += "      verified: " + a.verification + "\n";
+  }
+  for (const auto& d : s.dropped) {
+    out += "  dropped: " + rewrite::DescribeChange(d.change) + " (would reach " +
+           units::FormatMinibatchRate(d.predicted_after) + "): " + d.why + "\n";
+  }
+  return out;
+}
+
+Json ShapeJson(const rewrite::ShapeReport& s) {
+  Json j;
+  j["predicted_knobs_only"] = s.predicted_knobs_only;
+  j["priced"] = s.priced;
+  auto change = [](const rewrite::ShapeChange& c) {
+    return Json{{"kind", c.kind == rewrite::ShapeKind::kFuseMaps ? "fuse" : "move"},
+                {"upper", c.upper},
+                {"lower", c.lower},
+                {"rule", c.rule},
+                {"why", c.reason}};
+  };
+  Json applied = Json::array();
+  for (const auto& a : s.applied) {
+    Json x = change(a.change);
+    x["predicted_before"] = a.predicted_before;
+    x["predicted_after"] = a.predicted_after;
+    x["verification"] = a.verification;
+    applied.push_back(x);
+  }
+  Json dropped = Json::array();
+  for (const auto& d : s.dropped) {
+    Json x = change(d.change);
+    x["predicted_after"] = d.predicted_after;
+    x["dropped_because"] = d.why;
+    dropped.push_back(x);
+  }
+  j["applied"] = applied;
+  j["dropped"] = dropped;
+  return j;
+}
+
 }  // namespace
 
 Json PlanJson(const Plan& plan) {
@@ -118,6 +176,7 @@ std::string RewriteJson(const analysis::Analysis& a, const RewriteResult& r, con
   }
   j["changes"] = changes;
   j["notes"] = r.notes;
+  j["shape"] = ShapeJson(r.shape);
   return j.dump(2) + "\n";
 }
 
@@ -136,6 +195,7 @@ std::string RewriteText(const analysis::Analysis& a, const RewriteResult& r, con
          FormatCount(r.plan.cores, "core", "cores");
   if (r.io_readers > 0) out += " (+" + FormatCount(r.io_readers, "I/O reader thread", "I/O reader threads") + ")";
   out += "; memory held about " + units::FormatBytes(r.memory_bytes) + "\n";
+  out += ShapeText(r.shape);
   out += "plan: the LP's continuous optimum (GLPK, fractional cores; the rewrite searches whole threads around "
          "it):\n" +
          PlanText(r.plan);
