@@ -109,6 +109,7 @@ int RunRewrite(const RewriteFlags& f) {
     rewrite::ShapeSearchOptions shape;
     shape.legality.assume_valid_data = f.assume_valid_data;
     if (f.verify > 0) shape.verify = Verifier(env, DataDir(f, loaded->header), f.verify);
+    shape.unverified = "not verified (--verify 0): the output may differ";
     auto searched = rewrite::SearchShapes(*loaded, std::move(*report), *opt, options, shape);
     if (!searched.ok()) return searched.status();
     *report = std::move(searched->analysis);

@@ -72,7 +72,7 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
         continue;
       }
       if (taken != nullptr) continue;
-      std::string verification = "not verified: there is nothing to run";
+      std::string verification = options.unverified;
       if (options.verify) {
         auto v = options.verify(trace.graph->program(), c.trace.graph->program());
         if (!v.ok() || !v->same) {

@@ -42,6 +42,8 @@ struct ShapeSearchOptions {
   // Runs the traced and the reshaped pipeline; null: changes are made
   // unverified (an imported trace has nothing to run) and say so.
   ShapeVerifier verify;
+  // What the report says of a change made without `verify`.
+  std::string unverified = "not verified: there is nothing to run";
   // Changes no rule allows, offered to the search as if one did: tests
   // plant an illegal move to see verification catch it.
   std::vector<ShapeChange> planted;
