@@ -4,9 +4,11 @@
 
 #include <algorithm>
 
+#include "analysis/handoff_price.h"
+#include "analysis/thread_groups.h"
 #include "base/number_format.h"
-#include "pipeline/legal_moves.h"
 #include "base/units.h"
+#include "pipeline/legal_moves.h"
 
 namespace plumber::analysis {
 namespace {
@@ -39,11 +41,42 @@ void MisplacedFilters(const Analysis& r, std::vector<std::string>* f) {
     // the pipeline's CPU.
     if (keep > 0.9 || saved < 0.05 * r.cpu_seconds_per_minibatch) continue;
     const MoveVerdict v = CanMoveAbove(g, i, below);
+    // Refused only because the map fails on bad data: the user can vouch.
+    const bool vouch = !v.legal && CanMoveAbove(g, i, below, {.assume_valid_data = true}).legal;
     f->push_back(filter->name + " keeps " + FormatPercent(keep) + " of the elements " + map->name +
                  " makes: moved above " + map->name + ", it would spare it " + FormatPercent(1 - keep) +
                  " of its CPU (" + units::FormatSeconds(saved) + " per minibatch, " +
                  FormatPercent(saved / r.cpu_seconds_per_minibatch) + " of the pipeline's). " +
-                 (v.legal ? "The move keeps the output: " : "The move is not made: ") + v.reason + ".");
+                 (v.legal ? "The move keeps the output: " : "The move is not made: ") + v.reason + "." +
+                 (vouch ? " If every record decodes, `plumber rewrite --assume-valid-data` makes it." : ""));
+  }
+}
+
+// Adjacent maps whose lower one hands each element to the upper across
+// threads: one map would do both steps on one thread and spare that
+// hand-off (its calibrated price). Maps on one thread already cost what a
+// fused map would, so they are not named.
+void UnfusedChains(const Analysis& r, std::vector<std::string>* f) {
+  const HandoffPrice price = HandoffPriceOf(r.header.machine());
+  if (!price.known || r.cpu_seconds_per_minibatch <= 0) return;
+  const ProgramGraph& g = r.program_graph();
+  const ThreadGroups threads = BuildThreadGroups(g);
+  for (int i = 0; i < g.size(); ++i) {
+    if (g.inputs(i).size() != 1) continue;
+    const int below = g.inputs(i)[0];
+    const bool hands_off = std::any_of(threads.groups.begin(), threads.groups.end(), [&](const ThreadGroup& t) {
+      return t.owner == below && !t.serialized;
+    });
+    const NodeModel* m = r.Find(g.name(below));
+    if (!hands_off || m == nullptr || m->visit_ratio <= 0 || !CanFuseMaps(g, i, below).legal) continue;
+    const double work_ns =
+        1e9 * std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch) / m->visit_ratio;
+    const double saved = m->visit_ratio * price.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
+    if (saved < 0.02 * r.cpu_seconds_per_minibatch) continue;
+    f->push_back(g.name(below) + " hands each element to " + g.name(i) + " on other threads: fused into one map, " +
+                 "they would spare that hand-off, about " + units::FormatSeconds(saved) + " of CPU per minibatch (" +
+                 FormatPercent(saved / r.cpu_seconds_per_minibatch) + " of the pipeline's). The fusion keeps the " +
+                 "output: each element meets the same steps in the same order.");
   }
 }
 
@@ -218,6 +251,7 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
     f.push_back(t + ".");
   }
   MisplacedFilters(r, &f);
+  UnfusedChains(r, &f);
   for (const auto& m : r.nodes) {
     if (m.random) f.push_back(m.name + " is random, so nothing at or above it can be cached.");
   }

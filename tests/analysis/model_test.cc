@@ -648,8 +648,55 @@ TEST_CASE("a filter after a costly map: the finding names the saving and the rul
   const Analysis decode = trace(R"({"op": "decode_jpeg"})", 3200);
   CHECK(HasFinding(decode, "The move is not made: work can fail on bad data (decode_jpeg): keep above it would hide "
                            "the failures of the elements it drops."));
+  // It decodes the component the predicate reads, so no word of the
+  // user's makes the move; a decode of another component, vouched for,
+  // does.
+  CHECK_FALSE(HasFinding(decode, "--assume-valid-data"));
+  const Analysis other = trace(R"({"op": "decode_jpeg", "args": {"component": 2}})", 3200);
+  CHECK(HasFinding(other, "keep above it would hide the failures of the elements it drops. If every record decodes, "
+                          "`plumber rewrite --assume-valid-data` makes it."));
+  // A random map blocks the move whatever the user vouches for: no flag
+  // is offered.
+  const Analysis crop = trace(R"({"op": "random_crop", "args": {"height": 4, "width": 4}})", 3200);
+  CHECK(HasFinding(crop, "The move is not made: work is random (random_crop)"));
+  CHECK_FALSE(HasFinding(crop, "--assume-valid-data"));
   // A filter that keeps nearly everything is not worth a sentence.
   CHECK_FALSE(HasFinding(trace(R"({"op": "cpu_burn", "args": {"micros": 200}})", 840), "of the elements work makes"));
+}
+
+// Two adjacent maps, the lower one pooled: each element crosses threads
+// between them, which one fused map would spare. Named with the hand-off's
+// calibrated price; maps on one thread are not named.
+TEST_CASE("an unfused chain: the finding names the hand-off a fusion spares", "[findings]") {
+  auto trace = [](int lower_parallelism) {
+    TraceBuilder b(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 100000}},
+      {"name": "a", "op": "map", "inputs": ["src"], "map": {"parallelism": )" +
+                       std::to_string(lower_parallelism) + R"(, "udf": [{"op": "add"}]}},
+      {"name": "b", "op": "map", "inputs": ["a"], "map": {"udf": [{"op": "add"}]}},
+      {"name": "batch", "op": "batch", "inputs": ["b"], "batch": {"batch_size": 100}}]})",
+                   2);
+    auto* h = b.header().mutable_machine()->mutable_handoff();
+    h->set_cpu_ns(10'000);
+    h->set_chunked_cpu_ns(1'000);
+    h->set_payload_cpu_ns(1'500);
+    b.Snapshot(0);
+    auto& s = b.Snapshot(1);
+    // 10,000 elements of 1 us each in each map: 10 ms per minibatch each.
+    TraceBuilder::Node(s, "src", {10000, 80000, 1'000'000, 0, 0});
+    TraceBuilder::Node(s, "a", {10000, 80000, 10'000'000, 0, 10000});
+    TraceBuilder::Node(s, "b", {10000, 80000, 10'000'000, 0, 10000});
+    TraceBuilder::Node(s, "batch", {100, 80000, 1'000'000, 0, 10000});
+    auto r = b.Analyze();
+    REQUIRE(r.ok());
+    return std::move(r).value();
+  };
+  const Analysis pooled = trace(2);
+  // 8-byte elements of 1 us: 1 us each chunked, plus 10 us a chunk of
+  // 1,000 (the pool's chunking by wall time): 1.01 us, 100 per minibatch.
+  CHECK(HasFinding(pooled, "a hands each element to b on other threads: fused into one map, they would spare that "
+                           "hand-off, about 101 us of CPU per minibatch"));
+  CHECK_FALSE(HasFinding(trace(1), "hands each element to"));
 }
 
 }  // namespace
