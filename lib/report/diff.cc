@@ -3,6 +3,7 @@
 // fields to forget), and traces compared through their analyses.
 #include "report/diff.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -60,6 +61,81 @@ Json CompareJson(const Compared& c) {
   return j;
 }
 
+const schema::Node* NodeNamed(const schema::Pipeline& p, const std::string& name) {
+  for (const auto& n : p.nodes()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+bool SameInputs(const schema::Node& x, const google::protobuf::RepeatedPtrField<std::string>& inputs) {
+  return std::equal(x.inputs().begin(), x.inputs().end(), inputs.begin(), inputs.end());
+}
+
+// Drops the field changes of `node` whose path starts with one of
+// `prefixes`: what a shape change explains.
+void Explained(Diff* d, const std::string& node, std::initializer_list<const char*> prefixes) {
+  for (auto& nc : d->changed) {
+    if (nc.node != node) continue;
+    std::erase_if(nc.changes, [&](const FieldChange& c) {
+      return std::any_of(prefixes.begin(), prefixes.end(),
+                         [&](const char* p) { return c.field.rfind(p, 0) == 0; });
+    });
+  }
+  std::erase_if(d->changed, [](const NodeFieldChanges& nc) { return nc.changes.empty(); });
+}
+
+// The moves and fusions of the shape rewrite (rewrite/shape_edits.h),
+// found from the two programs alone.
+void FindShapeChanges(const schema::Pipeline& a, const schema::Pipeline& b, Diff* d) {
+  // A map of `a` gone from `b`, whose only consumer is a map in `b` that
+  // now runs its steps first and reads what it read.
+  for (auto it = d->removed.begin(); it != d->removed.end();) {
+    const schema::Node* x = NodeNamed(a, *it);
+    const schema::Node* consumer = nullptr;
+    int consumers = 0;
+    for (const auto& n : a.nodes()) {
+      if (n.inputs_size() == 1 && n.inputs(0) == *it) consumer = &n, ++consumers;
+    }
+    const schema::Node* fused = consumer != nullptr ? NodeNamed(b, consumer->name()) : nullptr;
+    bool is_fusion = x != nullptr && x->has_map() && consumers == 1 && consumer->has_map() && fused != nullptr &&
+                     fused->has_map() && SameInputs(*fused, x->inputs()) &&
+                     fused->map().udf_size() == x->map().udf_size() + consumer->map().udf_size();
+    for (int k = 0; is_fusion && k < fused->map().udf_size(); ++k) {
+      const auto& want = k < x->map().udf_size() ? x->map().udf(k) : consumer->map().udf(k - x->map().udf_size());
+      is_fusion = MessageToJson(want) == MessageToJson(fused->map().udf(k));
+    }
+    if (!is_fusion) {
+      ++it;
+      continue;
+    }
+    d->fused.push_back({*it, fused->name()});
+    Explained(d, fused->name(), {"inputs", "map.udf"});
+    it = d->removed.erase(it);
+  }
+  // `n` reads what `m` read and `m` reads `n`, where `n` read `m`.
+  for (const auto& n : a.nodes()) {
+    if (n.inputs_size() != 1) continue;
+    const schema::Node* m = NodeNamed(a, n.inputs(0));
+    const schema::Node* n_b = NodeNamed(b, n.name());
+    const schema::Node* m_b = m != nullptr ? NodeNamed(b, m->name()) : nullptr;
+    if (m == nullptr || n_b == nullptr || m_b == nullptr) continue;
+    if (m_b->inputs_size() == 1 && m_b->inputs(0) == n.name() && SameInputs(*n_b, m->inputs())) {
+      d->moved.push_back({n.name(), m->name()});
+      Explained(d, n.name(), {"inputs"});
+      Explained(d, m->name(), {"inputs"});
+      // What read `n` reads `m` now: the move, not a change of its own.
+      const std::string was = "\"" + n.name() + "\"", now = "\"" + m->name() + "\"";
+      for (auto& nc : d->changed) {
+        std::erase_if(nc.changes, [&](const FieldChange& c) {
+          return c.field.rfind("inputs", 0) == 0 && c.a == was && c.b == now;
+        });
+      }
+      std::erase_if(d->changed, [](const NodeFieldChanges& nc) { return nc.changes.empty(); });
+    }
+  }
+}
+
 std::string Pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
 
 }  // namespace
@@ -97,6 +173,7 @@ Diff DiffPrograms(const schema::Pipeline& a, const schema::Pipeline& b) {
     }
     if (!nc.changes.empty()) d.changed.push_back(std::move(nc));
   }
+  FindShapeChanges(a, b, &d);
   return d;
 }
 
@@ -174,6 +251,8 @@ std::string FormatDiffText(const Diff& d) {
   else out += "\n";
   for (const auto& n : d.added) out += "  + " + n + " (added)\n";
   for (const auto& n : d.removed) out += "  - " + n + " (removed)\n";
+  for (const auto& m : d.moved) out += "  ^ " + m.node + " (moved above " + m.other + ")\n";
+  for (const auto& f : d.fused) out += "  * " + f.node + " (fused into " + f.other + ": its steps run first there)\n";
   for (const auto& nc : d.changed) {
     for (const auto& c : nc.changes) out += "  ~ " + nc.node + ": " + c.field + " " + c.a + " -> " + c.b + "\n";
   }
@@ -229,6 +308,10 @@ std::string FormatDiffJson(const Diff& d) {
   j["b"] = {{"path", d.b}, {"kind", d.b_kind}};
   j["added"] = d.added;
   j["removed"] = d.removed;
+  j["moved"] = Json::array();
+  for (const auto& m : d.moved) j["moved"].push_back({{"node", m.node}, {"above", m.other}});
+  j["fused"] = Json::array();
+  for (const auto& f : d.fused) j["fused"].push_back({{"node", f.node}, {"into", f.other}});
   j["changed"] = Json::array();
   for (const auto& nc : d.changed) {
     Json changes = Json::array();

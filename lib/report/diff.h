@@ -54,6 +54,16 @@ struct Diff {
   std::vector<std::string> added;    // in b only, b's order
   std::vector<std::string> removed;  // in a only, a's order
   std::vector<NodeFieldChanges> changed;
+  // Shape changes, told as such rather than as inputs rewired: `node`
+  // moved above `other` (it reads what `other` read, and `other` reads
+  // it), or map `node` fused into map `other` (its steps run first there).
+  // Their rewired inputs and the fused map's steps are not in `changed`.
+  struct Shape {
+    std::string node;
+    std::string other;
+  };
+  std::vector<Shape> moved;
+  std::vector<Shape> fused;
   // Only when both sides are traces.
   bool has_metrics = false;
   std::vector<NodeMetricsDiff> nodes;  // nodes in both, b's order
@@ -68,7 +78,9 @@ struct Diff {
   Compared observed_throughput;
   Compared cpu_seconds_per_minibatch;
 
-  bool programs_equal() const { return added.empty() && removed.empty() && changed.empty(); }
+  bool programs_equal() const {
+    return added.empty() && removed.empty() && changed.empty() && moved.empty() && fused.empty();
+  }
 };
 
 // The program diff alone.
