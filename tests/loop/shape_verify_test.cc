@@ -110,6 +110,47 @@ TEST_CASE("verification drops a move planted against the rules, and keeps a lega
   CHECK(moved->rewrite.pipeline.nodes(2).name() == "keep");
 }
 
+// Two random maps on images: fused, they draw what they drew (the steps
+// keep their order and index); the flip moved above the crop, which no rule
+// allows (a map never moves above a map), flips other pixels.
+TEST_CASE("random maps: fused they keep the output, swapped they do not", "[shape][verify]") {
+  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-shape-random-");
+  REQUIRE(dir.ok());
+  runtime::ImageGenOptions gen;
+  gen.files = 1;
+  gen.records_per_file = 12;
+  gen.width = gen.height = 40;
+  REQUIRE(runtime::GenerateImages(Env::Default(), dir->path(), gen).ok());
+  auto p = ParsePipeline(R"({"nodes": [
+    {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
+    {"name": "decode", "op": "map", "inputs": ["read"], "map": {"udf": [
+      {"op": "parse_example", "args": {"features": ["image/encoded"]}}, {"op": "decode_jpeg"}]}},
+    {"name": "crop", "op": "map", "inputs": ["decode"], "map": {"udf": [
+      {"op": "random_crop", "args": {"height": 24, "width": 24, "seed": 3}}]}},
+    {"name": "flip", "op": "map", "inputs": ["crop"], "map": {"parallelism": 2, "udf": [
+      {"op": "random_flip_left_right", "args": {"seed": 4}}]}}]})",
+                         "random maps");
+  REQUIRE(p.ok());
+  const ProgramGraph g = runtime::testing::Graph(*p);
+  REQUIRE(CanFuseMaps(g, g.Find("flip"), g.Find("crop")).legal);
+  const auto swap = CanMoveAbove(g, g.Find("flip"), g.Find("crop"), {.assume_valid_data = true});
+  CHECK_FALSE(swap.legal);
+  CHECK(swap.reason == "only a filter, take, skip or shuffle moves above its input, not a map");
+
+  schema::Pipeline fused = *p;
+  REQUIRE(rewrite::FuseMaps(&fused, "flip", "crop").ok());
+  auto same = optimize::CompareOutputs(Env::Default(), *p, fused, dir->path(), 100, false);
+  REQUIRE(same.ok());
+  CHECK(same->compared == 12);
+  CHECK(same->same);
+
+  schema::Pipeline swapped = *p;
+  REQUIRE(rewrite::MoveAbove(&swapped, "flip", "crop").ok());
+  auto differs = optimize::CompareOutputs(Env::Default(), *p, swapped, dir->path(), 100, false);
+  REQUIRE(differs.ok());
+  CHECK_FALSE(differs->same);
+}
+
 // A random valid program over range(n): maps of add or cpu_burn (some
 // pooled), filters on the value, takes, skips and shuffles, then a batch.
 schema::Pipeline RandomProgram(std::mt19937& rng) {
