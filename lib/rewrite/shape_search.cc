@@ -2,11 +2,13 @@
 #include "rewrite/shape_search.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
 #include "analysis/analyze.h"
 #include "analysis/handoff_price.h"
+#include "pipeline/op_table.h"
 
 namespace plumber::rewrite {
 namespace {
@@ -17,6 +19,27 @@ std::string Key(const ShapeChange& c) { return std::to_string(static_cast<int>(c
 bool Applies(const ProgramGraph& g, const ShapeChange& c) {
   const int upper = g.Find(c.upper), lower = g.Find(c.lower);
   return upper >= 0 && lower >= 0 && g.inputs(upper).size() == 1 && g.inputs(upper)[0] == lower;
+}
+
+// CPU per minibatch a change spares at the current shape, from the
+// current analysis alone: what a move above a map spares the map (the share
+// of its elements the mover drops), what a fusion spares in hand-offs (the
+// lower map's, when its pool hands over), and for a shuffle, whose gain is
+// memory for a cache, more than anything else (there is one per shuffle).
+// It orders the candidates; the model prices those it picks.
+double QuickSaving(const analysis::Analysis& a, const ShapeChange& c, const analysis::HandoffPrice& price) {
+  const ProgramGraph& g = a.program_graph();
+  const int upper = g.Find(c.upper), lower = g.Find(c.lower);
+  const analysis::NodeModel* u = a.Find(c.upper);
+  const analysis::NodeModel* l = a.Find(c.lower);
+  if (upper < 0 || lower < 0 || u == nullptr || l == nullptr || l->visit_ratio <= 0) return 0;
+  if (c.kind == ShapeKind::kMoveAbove) {
+    if (g.op(upper).moves_above_map == MovesAboveMap::kPermutes) return std::numeric_limits<double>::infinity();
+    return (1 - std::clamp(u->visit_ratio / l->visit_ratio, 0.0, 1.0)) * l->cpu_seconds_per_minibatch;
+  }
+  if (NodeParallelism(g.node(lower)) <= 1) return 0;
+  const double work_ns = 1e9 * std::max(l->cpu_seconds_per_minibatch, l->service_seconds_per_minibatch) / l->visit_ratio;
+  return l->visit_ratio * price.SecondsPerElement(l->bytes_per_element.value_or(0), work_ns);
 }
 
 struct Candidate {
@@ -40,15 +63,31 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
   const analysis::HandoffPrice price = analysis::HandoffPriceOf(trace.header.machine());
   analysis::LoadedTrace current = trace;
   std::set<std::string> dropped;
-  while (static_cast<int>(report.applied.size()) < options.max_changes && report.priced < options.max_priced) {
+  while (static_cast<int>(report.applied.size()) < options.max_changes && report.priced < options.max_priced &&
+         (best.analysis.program_graph().size() <= options.large_program_nodes ||
+          report.priced < options.max_priced_large)) {
     std::vector<ShapeChange> changes = LegalShapeChanges(*current.graph, options.legality);
     for (const ShapeChange& c : options.planted) {
       if (Applies(*current.graph, c)) changes.push_back(c);
     }
+    // Each candidate priced is an analysis with its programs and a knob
+    // rewrite, seconds on a program of thousands of nodes: there, the
+    // quick saving picks the few that are.
+    const bool large = current.graph->size() > options.large_program_nodes;
+    const int max_priced = large ? std::min(options.max_priced, options.max_priced_large) : options.max_priced;
+    std::erase_if(changes, [&](const ShapeChange& c) { return dropped.count(Key(c)) != 0; });
+    std::vector<double> saving;
+    for (const ShapeChange& c : changes) saving.push_back(QuickSaving(best.analysis, c, price));
+    std::vector<size_t> order(changes.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return saving[x] > saving[y]; });
     std::vector<Candidate> priced;
     report.below_threshold = 0;
-    for (const ShapeChange& c : changes) {
-      if (dropped.count(Key(c)) || report.priced >= options.max_priced) continue;
+    int this_round = 0;
+    for (const size_t k : order) {
+      const ShapeChange& c = changes[k];
+      if (report.priced >= max_priced || this_round >= options.max_priced_per_round) break;
+      ++this_round;
       auto reshaped = Reshape(current, c, price);
       if (!reshaped.ok()) continue;
       auto a = analysis::Analyze(*reshaped, analysis_options);

@@ -1,7 +1,8 @@
 // The shape search: which moves and fusions (reshape.h, legal by the rules
 // of pipeline/legal_moves.h) to make before the knobs are tuned. Greedy and
-// bounded: each round prices every legal change of the current shape by
-// reshaping the trace, analysing it and tuning its knobs (rewriter.h), and
+// bounded: each round prices the legal changes of the current shape (those
+// that spare most first, up to the bounds below) by reshaping the trace,
+// analysing it and tuning its knobs (rewriter.h), and
 // keeps the change whose rewrite the model predicts fastest, when it gains
 // at least `min_gain` over the rewrite without it and a run of both
 // pipelines finds the same output. A change whose run differs is dropped
@@ -36,9 +37,17 @@ struct ShapeSearchOptions {
   LegalityOptions legality;
   // Least gain a change must bring over the rewrite without it.
   double min_gain = 0.01;
-  // Bounds: candidate shapes priced in all, changes made.
+  // Bounds: candidate shapes priced in all and per round, changes made.
+  // Candidates are priced in the order of the CPU they spare at the
+  // current shape (a quick figure from its analysis), a shuffle first.
   int max_priced = 32;
+  int max_priced_per_round = 8;
   int max_changes = 8;
+  // Over this many nodes, a candidate's pricing (GLPK's programs and the
+  // knob search on the whole program) takes seconds: at most
+  // `max_priced_large` are priced in all.
+  int large_program_nodes = 256;
+  int max_priced_large = 2;
   // Runs the traced and the reshaped pipeline; null: changes are made
   // unverified (an imported trace has nothing to run) and say so.
   ShapeVerifier verify;

@@ -218,3 +218,44 @@ TEST_CASE("a change below the threshold is not made", "[rewrite][shape]") {
   CHECK(r->rewrite.shape.below_threshold == 1);
   CHECK(r->rewrite.pipeline.nodes(1).name() == "burn");
 }
+
+TEST_CASE("on a program of hundreds of nodes the search prices a bounded few, those that spare most first",
+          "[rewrite][shape]") {
+  // range -> 149 pairs of (map of 1 us, filter keeping all but the last
+  // pair's, which keeps a tenth) -> batch: 300 nodes.
+  std::string json = R"({"nodes": [{"name": "n0", "op": "range", "range": {"stop": 1000000000}})";
+  const int pairs = 149;
+  for (int k = 0; k < pairs; ++k) {
+    const int m = 1 + 2 * k, f = m + 1;
+    json += R"(, {"name": "n)" + std::to_string(m) + R"(", "op": "map", "inputs": ["n)" + std::to_string(m - 1) +
+            R"("], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 1}}]}})";
+    json += R"(, {"name": "n)" + std::to_string(f) + R"(", "op": "filter", "inputs": ["n)" + std::to_string(m) +
+            R"("], "filter": {"predicate": [{"op": "label_in", "args": {"min": 0}}]}})";
+  }
+  json += R"(, {"name": "out", "op": "batch", "inputs": ["n)" + std::to_string(2 * pairs) +
+          R"("], "batch": {"batch_size": 32}}]})";
+  // One core: whatever spares CPU gains.
+  TraceBuilder b(json, 1);
+  b.Snapshot(0);
+  auto& s = b.Snapshot(1);
+  // 32,000 elements through each pair (320,000 into the last, which keeps
+  // a tenth): the last map does ten times the work of any other.
+  TraceBuilder::Node(s, "n0", {320000, 320000 * 8, 1'000'000, 0, 0});
+  for (int k = 0; k < pairs; ++k) {
+    const int64_t in = k == pairs - 1 ? 320000 : 32000, out = 32000;
+    const std::string m = "n" + std::to_string(1 + 2 * k), f = "n" + std::to_string(2 + 2 * k);
+    TraceBuilder::Node(s, m, {in, in * 8, in * 1000, 0, in}).set_bytes_consumed(in * 8);
+    TraceBuilder::Node(s, f, {out, out * 8, in * 10, 0, in}).set_bytes_consumed(in * 8);
+  }
+  TraceBuilder::Node(s, "out", {1000, 32000 * 8, 1'000'000, 0, 32000});
+  REQUIRE(b.trace().header().program().nodes_size() == 300);
+  auto r = Search(b, {});
+  REQUIRE(r.ok());
+  const ShapeReport& shape = r->rewrite.shape;
+  CHECK(shape.priced == 2);
+  // The last filter, which spares its map nine tenths of the work (6% of
+  // the pipeline's), was priced first and made.
+  INFO("knobs alone " << shape.predicted_knobs_only << ", after " << r->rewrite.predicted_after << ", below threshold " << shape.below_threshold);
+  REQUIRE_FALSE(shape.applied.empty());
+  CHECK(DescribeChange(shape.applied[0].change) == "move 'n298' above 'n297'");
+}
