@@ -103,13 +103,19 @@ int RunRewrite(const RewriteFlags& f) {
   rewrite::RewriteOptions options;
   options.allow_prefetch = !f.no_prefetch;
   auto result = [&]() -> StatusOr<rewrite::RewriteResult> {
-    // An imported program's ops are opaque: none may move, so there is no
-    // shape to search.
-    if (f.no_reshape || !report->imported_from.empty()) return rewrite::Rewrite(*report, options);
+    if (f.no_reshape) return rewrite::Rewrite(*report, options);
     rewrite::ShapeSearchOptions shape;
     shape.legality.assume_valid_data = f.assume_valid_data;
-    if (f.verify > 0) shape.verify = Verifier(env, DataDir(f, loaded->header), f.verify);
-    shape.unverified = "not verified (--verify 0): the output may differ";
+    if (!report->imported_from.empty()) {
+      // tf.data's functions are opaque and its pipeline is the user's
+      // Python: a move is advice on conditions only the user can check.
+      shape.unverified = "not run: plumber cannot run an imported pipeline; make the edit only where its "
+                         "conditions hold";
+    } else if (f.verify > 0) {
+      shape.verify = Verifier(env, DataDir(f, loaded->header), f.verify);
+    } else {
+      shape.unverified = "not verified (--verify 0): the output may differ";
+    }
     auto searched = rewrite::SearchShapes(*loaded, std::move(*report), *opt, options, shape);
     if (!searched.ok()) return searched.status();
     *report = std::move(searched->analysis);

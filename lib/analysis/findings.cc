@@ -43,6 +43,18 @@ void MisplacedFilters(const Analysis& r, std::vector<std::string>* f) {
     const MoveVerdict v = CanMoveAbove(g, i, below);
     // Refused only because the map fails on bad data: the user can vouch.
     const bool vouch = !v.legal && CanMoveAbove(g, i, below, {.assume_valid_data = true}).legal;
+    // An imported pipeline's functions are opaque: the move is the user's
+    // to check, on the conditions plumber's own rows would declare.
+    if (!r.imported_from.empty()) {
+      if (const MoveVerdict c = ImportedMoveConditions(g, i, below); c.legal) {
+        f->push_back(filter->name + " keeps " + FormatPercent(keep) + " of the elements " + map->name +
+                     " makes: moved above " + map->name + ", it would spare it " + FormatPercent(1 - keep) +
+                     " of its CPU (" + units::FormatSeconds(saved) + " per minibatch, " +
+                     FormatPercent(saved / r.cpu_seconds_per_minibatch) + " of the pipeline's). plumber cannot " +
+                     "see inside tf.data functions: the move keeps the output " + c.reason + ".");
+        continue;
+      }
+    }
     f->push_back(filter->name + " keeps " + FormatPercent(keep) + " of the elements " + map->name +
                  " makes: moved above " + map->name + ", it would spare it " + FormatPercent(1 - keep) +
                  " of its CPU (" + units::FormatSeconds(saved) + " per minibatch, " +

@@ -132,6 +132,35 @@ MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower, const Lega
                     "'s predicate reads: the same elements pass, in the same order"};
 }
 
+MoveVerdict ImportedMoveConditions(const ProgramGraph& g, int upper, int lower) {
+  const std::string& up = g.name(upper);
+  const std::string& low = g.name(lower);
+  if (g.inputs(upper).size() != 1 || g.inputs(upper)[0] != lower) return Refused(low + " is not the only input of " + up);
+  if (g.consumers(lower).size() != 1 || g.output() == lower) {
+    return Refused(low + " feeds more than " + up + ": its other readers would see the change");
+  }
+  const MovesAboveMap moves = g.op(upper).moves_above_map;
+  if (moves == MovesAboveMap::kNever || !IsMap(g, lower)) {
+    return Refused("no rule moves a " + g.node(upper).op() + " above a " + g.node(lower).op());
+  }
+  // What plumber's own rows would have declared, asked of the user.
+  const std::string function = low + "'s function ";
+  switch (moves) {
+    case MovesAboveMap::kPrefix:
+      return {true, "the first elements of " + low + " are the same elements, with the same indices, either way"};
+    case MovesAboveMap::kSkipsPrefix:
+      return {true, "if " + function + "is deterministic (no random op, or one seeded per element) and never fails on "
+                    "your data: then skipping before it drops the same elements"};
+    case MovesAboveMap::kPermutes:
+      return {true, "if " + function + "is deterministic and never fails on your data: the shuffle's draws do not "
+                    "depend on the elements, so it gives the same permutation before " + low + " as after it"};
+    default:
+      return {true, "if " + function + "is deterministic, never fails on your data, and passes through unchanged "
+                    "everything " + up + "'s predicate reads (a label, say), so that the predicate can take " + low +
+                    "'s input: then the same elements pass, in the same order"};
+  }
+}
+
 MoveVerdict CanFuseMaps(const ProgramGraph& g, int upper, int lower) {
   if (auto refused = Structure(g, upper, lower)) return *refused;
   if (!IsMap(g, upper) || !IsMap(g, lower)) return Refused("only two maps fuse into one");

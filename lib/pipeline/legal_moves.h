@@ -52,6 +52,13 @@ struct LegalityOptions {
 // the moved op's effect), and neither is imported.
 MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower, const LegalityOptions& options = {});
 
+// For a program imported from tf.data, whose functions plumber cannot see:
+// whether `upper` (a filter, take, skip or shuffle) may move above its only
+// input, the map `lower`, and on what the user must check first. `legal`
+// says the move is possible when the reason's conditions hold (a take's
+// has none); the rewrite gives it as advice, never as a proven move.
+MoveVerdict ImportedMoveConditions(const ProgramGraph& g, int upper, int lower);
+
 // Whether map `upper` and its only input, map `lower`, may become one map
 // running lower's steps then upper's: each element meets the same steps in
 // the same order with the same index, so random ops draw the same values.

@@ -71,6 +71,17 @@ std::string ShapeText(const rewrite::ShapeReport& s) {
   return out;
 }
 
+// "move .filter(...) (Filter.7) above .map(...) (ParallelMapV2.6)": the
+// calls as the user's code writes them, then the nodes to find them by.
+std::string TfMoveEdit(const analysis::Analysis& a, const rewrite::ShapeChange& c) {
+  const ProgramGraph& g = a.program_graph();
+  auto call = [&](const std::string& name) {
+    const int i = g.Find(name);
+    return "`." + (i >= 0 ? g.node(i).op() : std::string("?")) + "(...)` (" + name + ")";
+  };
+  return "move " + call(c.upper) + " above " + call(c.lower);
+}
+
 Json ShapeJson(const rewrite::ShapeReport& s) {
   Json j;
   j["predicted_knobs_only"] = s.predicted_knobs_only;
@@ -241,6 +252,18 @@ std::string TfAdviceText(const analysis::Analysis& a, const RewriteResult& r,
     out += "what the source cannot tell:\n";
     for (const auto& l : a.source_limits) out += "  - " + l + "\n";
   }
+  if (!r.shape.applied.empty()) {
+    // Made first: the edits below are for the pipeline with them.
+    out += "reorder first (plumber cannot see inside tf.data functions: make each only where its conditions "
+           "hold):\n";
+    for (size_t k = 0; k < r.shape.applied.size(); ++k) {
+      const rewrite::AppliedShape& s = r.shape.applied[k];
+      out += "  " + std::to_string(k + 1) + ". " + TfMoveEdit(a, s.change) + "\n";
+      out += "     when: " + s.change.reason + "\n";
+      out += "     predicted, the edits below tuned for it: " + units::FormatMinibatchRate(s.predicted_before) +
+             " -> " + units::FormatMinibatchRate(s.predicted_after) + "\n";
+    }
+  }
   out += "edits, in order:\n";
   for (size_t k = 0; k < advice.size(); ++k) {
     const rewrite::TfAdvice& e = advice[k];
@@ -282,6 +305,16 @@ std::string TfAdviceJson(const analysis::Analysis& a, const RewriteResult& r,
                      {"predicted_after", e.predicted_after}});
   }
   j["advice"] = items;
+  Json moves = Json::array();
+  for (const auto& s : r.shape.applied) {
+    moves.push_back({{"node", s.change.upper},
+                     {"above", s.change.lower},
+                     {"edit", TfMoveEdit(a, s.change)},
+                     {"when", s.change.reason},
+                     {"predicted_before", s.predicted_before},
+                     {"predicted_after", s.predicted_after}});
+  }
+  j["reorder_first"] = moves;
   j["notes"] = r.notes;
   j["plan"] = PlanJson(r.plan);
   return j.dump(2) + "\n";

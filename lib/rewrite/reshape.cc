@@ -142,6 +142,20 @@ std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const Legality
   return out;
 }
 
+std::vector<ShapeChange> ImportedShapeChanges(const ProgramGraph& g) {
+  std::vector<ShapeChange> out;
+  for (int i = 0; i < g.size(); ++i) {
+    if (g.inputs(i).size() != 1) continue;
+    const int lower = g.inputs(i)[0];
+    if (const MoveVerdict v = ImportedMoveConditions(g, i, lower); v.legal) {
+      ShapeChange c{ShapeKind::kMoveAbove, g.name(i), g.name(lower), v.reason, RuleOf(g.op(i).moves_above_map)};
+      c.conditional = true;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 StatusOr<analysis::LoadedTrace> Reshape(const analysis::LoadedTrace& trace, const ShapeChange& change,
                                         const analysis::HandoffPrice& price) {
   const ProgramGraph& g = *trace.graph;

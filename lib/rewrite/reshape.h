@@ -37,6 +37,9 @@ struct ShapeChange {
   // "filter above map", "take above map", "shuffle above map", "map fusion":
   // the rule, as the reports name it.
   std::string rule;
+  // An imported program's move: possible where `reason`'s conditions hold,
+  // which plumber cannot check (ImportedMoveConditions).
+  bool conditional = false;
 };
 
 // A change the shape search made, with what the model predicts for the
@@ -76,6 +79,10 @@ std::string DescribeChange(const ShapeChange& change);
 // Every change the rules allow on `g`, in program order: each node that
 // may move above its input, each pair of adjacent maps that may fuse.
 std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const LegalityOptions& options);
+
+// The moves of a program imported from tf.data: each filter, take, skip or
+// shuffle directly above a map, with the conditions the user must check.
+std::vector<ShapeChange> ImportedShapeChanges(const ProgramGraph& g);
 
 // `trace` with `change` applied to its program and its window's counters
 // moved to where the change puts the work. `price` prices the hand-off a

@@ -66,7 +66,10 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
   while (static_cast<int>(report.applied.size()) < options.max_changes && report.priced < options.max_priced &&
          (best.analysis.program_graph().size() <= options.large_program_nodes ||
           report.priced < options.max_priced_large)) {
-    std::vector<ShapeChange> changes = LegalShapeChanges(*current.graph, options.legality);
+    // An imported program's functions are opaque: its moves are the ones
+    // the user can check, given as advice.
+    std::vector<ShapeChange> changes = trace.header.has_imported() ? ImportedShapeChanges(*current.graph)
+                                                                   : LegalShapeChanges(*current.graph, options.legality);
     for (const ShapeChange& c : options.planted) {
       if (Applies(*current.graph, c)) changes.push_back(c);
     }
@@ -112,7 +115,7 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
       }
       if (taken != nullptr) continue;
       std::string verification = options.unverified;
-      if (options.verify) {
+      if (options.verify && !c.change.conditional) {
         auto v = options.verify(trace.graph->program(), c.trace.graph->program());
         if (!v.ok() || !v->same) {
           dropped.insert(Key(c.change));

@@ -138,6 +138,42 @@ TEST_CASE("an imported op never moves", "[legal_moves]") {
   CHECK_FALSE(CanFuseMaps(Pair(Map(R"({"op": "add"})"), Map(R"({"op": "add"})"), "MapDataset"), 2, 1).legal);
 }
 
+TEST_CASE("an imported filter above an imported map: possible only on conditions the user must check",
+          "[legal_moves]") {
+  // Both imported, as a tf.data dump gives them: no UDF steps to read.
+  auto imported = [](const std::string& lower, const std::string& upper) {
+    auto p = ParsePipeline(R"({"nodes": [{"name": "src", "op": "range", "range": {"stop": 100}},
+        {"name": "lower", "inputs": ["src"], )" + lower + R"(},
+        {"name": "upper", "inputs": ["lower"], )" + upper + "}]}",
+                           "test");
+    REQUIRE(p.ok());
+    p->mutable_nodes(1)->set_imported_type("ParallelMapV2");
+    p->mutable_nodes(2)->set_imported_type("Filter");
+    p->set_imported_from("a tf.data dump");
+    auto g = ProgramGraph::Build(*p, "test");
+    INFO(g.status().ToString());
+    REQUIRE(g.ok());
+    return std::move(*g);
+  };
+  const ProgramGraph g = imported(R"("op": "map", "map": {})", R"("op": "filter", "filter": {})");
+  CHECK_FALSE(Move(g).legal);  // never proven
+  const auto v = ImportedMoveConditions(g, g.Find("upper"), g.Find("lower"));
+  CHECK(v.legal);
+  CHECK(v.reason ==
+        "if lower's function is deterministic, never fails on your data, and passes through unchanged everything "
+        "upper's predicate reads (a label, say), so that the predicate can take lower's input: then the same "
+        "elements pass, in the same order");
+  const ProgramGraph take = imported(R"("op": "map", "map": {})", R"("op": "take", "take": {"count": 3})");
+  CHECK(ImportedMoveConditions(take, 2, 1).reason ==
+        "the first elements of lower are the same elements, with the same indices, either way");
+  // Nothing moves above a batch, imported or not.
+  const ProgramGraph batch =
+      imported(R"("op": "batch", "batch": {"batch_size": 4})", R"("op": "filter", "filter": {})");
+  const auto refused = ImportedMoveConditions(batch, 2, 1);
+  CHECK_FALSE(refused.legal);
+  CHECK(refused.reason == "no rule moves a filter above a batch");
+}
+
 TEST_CASE("two adjacent maps fuse, anything else does not", "[legal_moves]") {
   const ProgramGraph maps = Pair(Map(R"({"op": "random_flip_left_right"})"), Map(R"({"op": "normalize"})"));
   const auto fused = CanFuseMaps(maps, maps.Find("upper"), maps.Find("lower"));
