@@ -6,6 +6,7 @@
 
 #include "analysis/thread_groups.h"
 #include "pipeline/op_table.h"
+#include "pipeline/udf_table.h"
 #include "rewrite/shape_edits.h"
 
 namespace plumber::rewrite {
@@ -57,9 +58,10 @@ void ScaleWork(schema::NodeStats* n, double r) {
 // `upper` passes: a filter's or a take's share of its elements (1 for a
 // shuffle), at the same cost each. `upper` now sees the map's inputs, as
 // many as the map had: its work per element stays (a predicate tests a
-// scalar, a shuffle swaps a pointer), and what it holds and hands on is the
-// map's inputs' bytes.
-void MoveCounters(schema::Snapshot* s, const std::string& upper, const std::string& lower, bool counts_change) {
+// scalar, a shuffle swaps a pointer) unless its row says it follows the
+// bytes, and what it holds and hands on is the map's inputs' bytes.
+void MoveCounters(schema::Snapshot* s, const std::string& upper, const std::string& lower, bool counts_change,
+                  bool cost_follows_bytes) {
   schema::NodeStats* u = FindStats(s, upper);
   schema::NodeStats* l = FindStats(s, lower);
   if (u == nullptr || l == nullptr) return;  // not opened yet at this snapshot
@@ -71,6 +73,13 @@ void MoveCounters(schema::Snapshot* s, const std::string& upper, const std::stri
   const double in_bytes = Ratio(was_l.bytes_consumed(), was_l.elements_consumed());
   const double out_bytes = Ratio(was_l.bytes_produced(), was_l.elements_produced());
   ScaleWork(u, Ratio(was_l.elements_consumed(), was_u.elements_consumed()));
+  // A predicate whose cost grows with its component's bytes now reads the
+  // map's inputs: its work per element scales with their size.
+  if (cost_follows_bytes && out_bytes > 0) {
+    const double r = in_bytes / out_bytes;
+    u->set_active_cpu_ns(Scaled(u->active_cpu_ns(), r));
+    u->set_self_wall_ns(Scaled(u->self_wall_ns(), r));
+  }
   u->set_elements_produced(was_u.elements_produced());
   u->set_bytes_consumed(was_l.bytes_consumed());
   u->set_bytes_produced(Scaled(was_u.elements_produced(), in_bytes));
@@ -173,8 +182,15 @@ StatusOr<analysis::LoadedTrace> Reshape(const analysis::LoadedTrace& trace, cons
   } else {
     PLUMBER_RETURN_IF_ERROR(MoveAbove(&program, change.upper, change.lower));
     const bool counts_change = g.op(upper).moves_above_map != MovesAboveMap::kPermutes;
-    MoveCounters(&out.window.end, change.upper, change.lower, counts_change);
-    if (out.window.start) MoveCounters(&*out.window.start, change.upper, change.lower, counts_change);
+    bool bytes = false;
+    if (const NodeUdfSteps* steps = g.op(upper).udf != nullptr ? g.op(upper).udf(g.node(upper)) : nullptr) {
+      for (const auto& step : *steps) {
+        const UdfOpDef* row = FindUdfOp(step.op());
+        bytes = bytes || (row != nullptr && row->cost == CostFollows::kBytes);
+      }
+    }
+    MoveCounters(&out.window.end, change.upper, change.lower, counts_change, bytes);
+    if (out.window.start) MoveCounters(&*out.window.start, change.upper, change.lower, counts_change, bytes);
   }
   auto graph = ProgramGraph::Build(std::move(program), trace.source + " (" + DescribeChange(change) + ")");
   if (!graph.ok()) return graph.status();

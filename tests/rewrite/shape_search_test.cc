@@ -259,3 +259,37 @@ TEST_CASE("on a program of hundreds of nodes the search prices a bounded few, th
   REQUIRE_FALSE(shape.applied.empty());
   CHECK(DescribeChange(shape.applied[0].change) == "move 'n298' above 'n297'");
 }
+
+TEST_CASE("a moved filter whose steps cost by the byte is charged for the map's inputs' bytes", "[rewrite][shape]") {
+  // The filter adds 1 to a copy (by the byte) before it tests; the map's
+  // elements are 32 bytes out of 8 in (as if it widened them).
+  auto trace = [](const std::string& predicate) {
+    TraceBuilder b(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 8000}},
+      {"name": "burn", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "cpu_burn", "args": {"micros": 10}}]}},
+      {"name": "keep", "op": "filter", "inputs": ["burn"], "filter": {"predicate": [)" +
+                       predicate + R"(]}},
+      {"name": "batch", "op": "batch", "inputs": ["keep"], "batch": {"batch_size": 32}}]})",
+                   4);
+    b.Snapshot(0);
+    auto& s = b.Snapshot(1);
+    TraceBuilder::Node(s, "src", {8000, 8000 * 8, 8'000'000, 0, 0});
+    TraceBuilder::Node(s, "burn", {8000, 8000 * 32, 80'000'000, 0, 8000}).set_bytes_consumed(8000 * 8);
+    TraceBuilder::Node(s, "keep", {2000, 2000 * 32, 40'000'000, 0, 8000}).set_bytes_consumed(8000 * 32);
+    TraceBuilder::Node(s, "batch", {62, 62 * 1024, 1'000'000, 0, 1984});
+    return b;
+  };
+  const std::string label = R"({"op": "label_in", "args": {"max": 1999}})";
+  auto moved_cpu = [&](const std::string& predicate) {
+    const analysis::LoadedTrace t = Load(trace(predicate));
+    const auto changes = LegalShapeChanges(*t.graph, {});
+    REQUIRE(changes.size() == 1);
+    auto moved = Reshape(t, changes[0], analysis::HandoffPrice{});
+    REQUIRE(moved.ok());
+    return Stats(*moved, "keep").active_cpu_ns();
+  };
+  // By the byte: a quarter of the bytes, a quarter of the work.
+  CHECK(moved_cpu(R"({"op": "add", "args": {"value": 1}}, )" + label) == 10'000'000);
+  // By the element: the same work.
+  CHECK(moved_cpu(label) == 40'000'000);
+}
