@@ -40,26 +40,23 @@ void MisplacedFilters(const Analysis& r, std::vector<std::string>* f) {
     // Worth a sentence when it spares a tenth of the map and a twentieth of
     // the pipeline's CPU.
     if (keep > 0.9 || saved < 0.05 * r.cpu_seconds_per_minibatch) continue;
-    const MoveVerdict v = CanMoveAbove(g, i, below);
-    // Refused only because the map fails on bad data: the user can vouch.
-    const bool vouch = !v.legal && CanMoveAbove(g, i, below, {.assume_valid_data = true}).legal;
+    const std::string saving = filter->name + " keeps " + FormatPercent(keep) + " of the elements " + map->name +
+                               " makes: moved above " + map->name + ", it would spare it " + FormatPercent(1 - keep) +
+                               " of its CPU (" + units::FormatSeconds(saved) + " per minibatch, " +
+                               FormatPercent(saved / r.cpu_seconds_per_minibatch) + " of the pipeline's). ";
     // An imported pipeline's functions are opaque: the move is the user's
     // to check, on the conditions plumber's own rows would declare.
     if (!r.imported_from.empty()) {
       if (const MoveVerdict c = ImportedMoveConditions(g, i, below); c.legal) {
-        f->push_back(filter->name + " keeps " + FormatPercent(keep) + " of the elements " + map->name +
-                     " makes: moved above " + map->name + ", it would spare it " + FormatPercent(1 - keep) +
-                     " of its CPU (" + units::FormatSeconds(saved) + " per minibatch, " +
-                     FormatPercent(saved / r.cpu_seconds_per_minibatch) + " of the pipeline's). plumber cannot " +
-                     "see inside tf.data functions: the move keeps the output " + c.reason + ".");
+        f->push_back(saving + "plumber cannot see inside tf.data functions: the move keeps the output " + c.reason +
+                     ".");
         continue;
       }
     }
-    f->push_back(filter->name + " keeps " + FormatPercent(keep) + " of the elements " + map->name +
-                 " makes: moved above " + map->name + ", it would spare it " + FormatPercent(1 - keep) +
-                 " of its CPU (" + units::FormatSeconds(saved) + " per minibatch, " +
-                 FormatPercent(saved / r.cpu_seconds_per_minibatch) + " of the pipeline's). " +
-                 (v.legal ? "The move keeps the output: " : "The move is not made: ") + v.reason + "." +
+    const MoveVerdict v = CanMoveAbove(g, i, below);
+    // Refused only because the map fails on bad data: the user can vouch.
+    const bool vouch = !v.legal && CanMoveAbove(g, i, below, {.assume_valid_data = true}).legal;
+    f->push_back(saving + (v.legal ? "The move keeps the output: " : "The move is not made: ") + v.reason + "." +
                  (vouch ? " If every record decodes, `plumber rewrite --assume-valid-data` makes it." : ""));
   }
 }
@@ -76,14 +73,10 @@ void UnfusedChains(const Analysis& r, std::vector<std::string>* f) {
   for (int i = 0; i < g.size(); ++i) {
     if (g.inputs(i).size() != 1) continue;
     const int below = g.inputs(i)[0];
-    const bool hands_off = std::any_of(threads.groups.begin(), threads.groups.end(), [&](const ThreadGroup& t) {
-      return t.owner == below && !t.serialized;
-    });
     const NodeModel* m = r.Find(g.name(below));
-    if (!hands_off || m == nullptr || m->visit_ratio <= 0 || !CanFuseMaps(g, i, below).legal) continue;
-    const double work_ns =
-        1e9 * std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch) / m->visit_ratio;
-    const double saved = m->visit_ratio * price.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
+    if (!threads.HandsOff(below) || m == nullptr || !CanFuseMaps(g, i, below).legal) continue;
+    const double saved = price.MinibatchSeconds(m->visit_ratio, m->bytes_per_element.value_or(0),
+                                                std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch));
     if (saved < 0.02 * r.cpu_seconds_per_minibatch) continue;
     f->push_back(g.name(below) + " hands each element to " + g.name(i) + " on other threads: fused into one map, " +
                  "they would spare that hand-off, about " + units::FormatSeconds(saved) + " of CPU per minibatch (" +

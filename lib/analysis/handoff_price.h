@@ -126,6 +126,14 @@ struct HandoffPrice {
   // `work_ns` each (wall time: CPU and waiting), its chunk's price shared
   // by the elements the pool puts in a chunk (pipeline/pool_chunks.h).
   double SecondsPerElement(double bytes, double work_ns) const;
+  // The same per minibatch, for a node that makes `visits` elements of
+  // `bytes` each in `work_seconds` (its CPU or its service, the longer:
+  // the pool sizes its chunks by the wall time a task takes, waiting
+  // included, so a stage that waits milliseconds per element hands each
+  // over alone, with its wake-up, however little CPU it uses).
+  double MinibatchSeconds(double visits, double bytes, double work_seconds) const {
+    return visits > 0 ? visits * SecondsPerElement(bytes, 1e9 * work_seconds / visits) : 0.0;
+  }
 
   // What each byte of an output stacked from many elements (a batch's)
   // costs more when the elements were made milliseconds apart (calibrated;

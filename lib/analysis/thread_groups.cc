@@ -90,4 +90,8 @@ class Grouper {
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph) { return Grouper(graph).Run(); }
 
+bool ThreadGroups::HandsOff(int i) const {
+  return std::any_of(groups.begin(), groups.end(), [i](const ThreadGroup& g) { return g.owner == i && !g.serialized; });
+}
+
 }  // namespace plumber::analysis

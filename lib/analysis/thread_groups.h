@@ -38,6 +38,10 @@ struct ThreadGroups {
   // Per node: the group its own work runs in (never a serialized one);
   // -1 for a node the output does not reach.
   std::vector<int> group_of;
+
+  // Node i starts threads that hand each element it makes to its
+  // consumer's thread (a pool's, a prefetch's, a parallel interleave's).
+  bool HandsOff(int i) const;
 };
 
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph);

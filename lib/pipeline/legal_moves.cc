@@ -60,7 +60,9 @@ UdfFacts FactsOf(const ProgramGraph& g, int i) {
 
 // What every move and fusion needs: `lower` is `upper`'s only input and
 // feeds nothing else, both are ops of plumber's own with known UDF steps.
-std::optional<MoveVerdict> Structure(const ProgramGraph& g, int upper, int lower) {
+// `lower` is `upper`'s only input and feeds nothing else: what any change
+// of the two needs, imported or not.
+std::optional<MoveVerdict> Adjacent(const ProgramGraph& g, int upper, int lower) {
   const std::string& up = g.name(upper);
   const std::string& low = g.name(lower);
   if (g.inputs(upper).size() != 1 || g.inputs(upper)[0] != lower) {
@@ -69,6 +71,11 @@ std::optional<MoveVerdict> Structure(const ProgramGraph& g, int upper, int lower
   if (g.consumers(lower).size() != 1 || g.output() == lower) {
     return Refused(low + " feeds more than " + up + ": its other readers would see the change");
   }
+  return std::nullopt;
+}
+
+std::optional<MoveVerdict> Structure(const ProgramGraph& g, int upper, int lower) {
+  if (auto refused = Adjacent(g, upper, lower)) return refused;
   for (int i : {upper, lower}) {
     if (g.op(i).imported_only || !g.node(i).imported_type().empty()) {
       return Refused(g.name(i) + " is imported: plumber cannot see what it does, so it never moves");
@@ -133,12 +140,9 @@ MoveVerdict CanMoveAbove(const ProgramGraph& g, int upper, int lower, const Lega
 }
 
 MoveVerdict ImportedMoveConditions(const ProgramGraph& g, int upper, int lower) {
+  if (auto refused = Adjacent(g, upper, lower)) return *refused;
   const std::string& up = g.name(upper);
   const std::string& low = g.name(lower);
-  if (g.inputs(upper).size() != 1 || g.inputs(upper)[0] != lower) return Refused(low + " is not the only input of " + up);
-  if (g.consumers(lower).size() != 1 || g.output() == lower) {
-    return Refused(low + " feeds more than " + up + ": its other readers would see the change");
-  }
   const MovesAboveMap moves = g.op(upper).moves_above_map;
   if (moves == MovesAboveMap::kNever || !IsMap(g, lower)) {
     return Refused("no rule moves a " + g.node(upper).op() + " above a " + g.node(lower).op());

@@ -18,8 +18,8 @@ namespace {
 // each element it makes to the thread of its consumer.
 std::set<std::string> HandsOff(const ProgramGraph& g, const analysis::ThreadGroups& tg) {
   std::set<std::string> names;
-  for (const auto& group : tg.groups) {
-    if (group.owner >= 0 && !group.serialized) names.insert(g.name(group.owner));
+  for (int i = 0; i < g.size(); ++i) {
+    if (tg.HandsOff(i)) names.insert(g.name(i));
   }
   return names;
 }
@@ -136,13 +136,9 @@ const analysis::NodeModel* EmittedModel::Carried(const ProgramGraph& g, int i) c
 // CPU seconds per minibatch that handing node i's output costs.
 double EmittedModel::PriceSeconds(const ProgramGraph& g, int i) const {
   const analysis::NodeModel* m = Carried(g, i);
-  if (m == nullptr || m->visit_ratio <= 0) return 0;
-  // The pool sizes its chunks by the wall time a task takes (ordered_pool.cc),
-  // waiting included: a stage that waits milliseconds per element hands
-  // each element over alone, with its wake-up, however little CPU it uses.
-  const double work_ns =
-      1e9 * std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch) / m->visit_ratio;
-  return m->visit_ratio * price_.SecondsPerElement(m->bytes_per_element.value_or(0), work_ns);
+  if (m == nullptr) return 0;
+  return price_.MinibatchSeconds(m->visit_ratio, m->bytes_per_element.value_or(0),
+                                 std::max(m->cpu_seconds_per_minibatch, m->service_seconds_per_minibatch));
 }
 
 // A batch over a slow op on its thread stacks elements made milliseconds

@@ -114,11 +114,7 @@ void FuseCounters(schema::Snapshot* s, const std::string& upper, const std::stri
 // nanoseconds: 0 unless `lower`'s workers hand them across threads.
 double HandoffNs(const ProgramGraph& g, const analysis::LoadedTrace& trace, int lower,
                  const analysis::HandoffPrice& price) {
-  const analysis::ThreadGroups tg = analysis::BuildThreadGroups(g);
-  const bool hands_off = std::any_of(tg.groups.begin(), tg.groups.end(), [&](const analysis::ThreadGroup& group) {
-    return group.owner == lower && !group.serialized;
-  });
-  if (!hands_off || !price.known) return 0;
+  if (!price.known || !analysis::BuildThreadGroups(g).HandsOff(lower)) return 0;
   const schema::NodeStats* end = nullptr;
   for (const auto& n : trace.window.end.nodes()) {
     if (n.name() == g.name(lower)) end = &n;

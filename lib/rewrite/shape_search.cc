@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/handoff_price.h"
+#include "analysis/thread_groups.h"
 #include "pipeline/op_table.h"
 
 namespace plumber::rewrite {
@@ -27,7 +28,8 @@ bool Applies(const ProgramGraph& g, const ShapeChange& c) {
 // lower map's, when its pool hands over), and for a shuffle, whose gain is
 // memory for a cache, more than anything else (there is one per shuffle).
 // It orders the candidates; the model prices those it picks.
-double QuickSaving(const analysis::Analysis& a, const ShapeChange& c, const analysis::HandoffPrice& price) {
+double QuickSaving(const analysis::Analysis& a, const analysis::ThreadGroups& threads, const ShapeChange& c,
+                   const analysis::HandoffPrice& price) {
   const ProgramGraph& g = a.program_graph();
   const int upper = g.Find(c.upper), lower = g.Find(c.lower);
   const analysis::NodeModel* u = a.Find(c.upper);
@@ -37,9 +39,9 @@ double QuickSaving(const analysis::Analysis& a, const ShapeChange& c, const anal
     if (g.op(upper).moves_above_map == MovesAboveMap::kPermutes) return std::numeric_limits<double>::infinity();
     return (1 - std::clamp(u->visit_ratio / l->visit_ratio, 0.0, 1.0)) * l->cpu_seconds_per_minibatch;
   }
-  if (NodeParallelism(g.node(lower)) <= 1) return 0;
-  const double work_ns = 1e9 * std::max(l->cpu_seconds_per_minibatch, l->service_seconds_per_minibatch) / l->visit_ratio;
-  return l->visit_ratio * price.SecondsPerElement(l->bytes_per_element.value_or(0), work_ns);
+  if (!threads.HandsOff(lower)) return 0;
+  return price.MinibatchSeconds(l->visit_ratio, l->bytes_per_element.value_or(0),
+                                std::max(l->cpu_seconds_per_minibatch, l->service_seconds_per_minibatch));
 }
 
 struct Candidate {
@@ -80,7 +82,8 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
     const int max_priced = large ? std::min(options.max_priced, options.max_priced_large) : options.max_priced;
     std::erase_if(changes, [&](const ShapeChange& c) { return dropped.count(Key(c)) != 0; });
     std::vector<double> saving;
-    for (const ShapeChange& c : changes) saving.push_back(QuickSaving(best.analysis, c, price));
+    const analysis::ThreadGroups threads = analysis::BuildThreadGroups(best.analysis.program_graph());
+    for (const ShapeChange& c : changes) saving.push_back(QuickSaving(best.analysis, threads, c, price));
     std::vector<size_t> order(changes.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return saving[x] > saving[y]; });
