@@ -78,14 +78,7 @@ TEST_CASE("a move the rules refuse, made anyway, is caught by running both", "[o
 }
 
 TEST_CASE("a filter moved above a random crop changes the crops, and the rules refuse it", "[output_check]") {
-  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-output-check-");
-  REQUIRE(dir.ok());
-  runtime::ImageGenOptions gen;
-  gen.files = 1;
-  gen.records_per_file = 24;
-  gen.width = gen.height = 48;
-  gen.seed = 5;
-  REQUIRE(runtime::GenerateImages(Env::Default(), dir->path(), gen).ok());
+  const ScopedTempDir dir = runtime::testing::ImageDir("plumber-output-check-", 24, 48, 5);
   // Keep the labels of every other record, so the filter drops some.
   const std::string json_head = R"({"name": "img", "nodes": [
     {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
@@ -97,7 +90,7 @@ TEST_CASE("a filter moved above a random crop changes the crops, and the rules r
       {"op": "label_in", "args": {"component": 1, "values": [)";
   // Every label the data has, then all but one of them.
   auto labels = [&](const schema::Pipeline& p) {
-    runtime::testing::Harness h(p, {}, false, dir->path());
+    runtime::testing::Harness h(p, {}, false, dir.path());
     REQUIRE(h.build_status().ok());
     std::vector<int64_t> out;
     for (const auto& e : h.All()) out.push_back(static_cast<int64_t>(e[1].GetDouble(0)));
@@ -119,7 +112,7 @@ TEST_CASE("a filter moved above a random crop changes the crops, and the rules r
   CHECK_THAT(verdict.reason, Catch::StartsWith("crop is random (random_crop)"));
   schema::Pipeline moved = naive;
   REQUIRE(rewrite::MoveAbove(&moved, "keep", "crop").ok());
-  const auto check = Compare(naive, moved, dir->path());
+  const auto check = Compare(naive, moved, dir.path());
   CHECK_FALSE(check.same);
   // The same records pass; what differs is the window each was cut at.
   CHECK_THAT(check.difference, Catch::EndsWith("differs"));

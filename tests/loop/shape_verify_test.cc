@@ -65,14 +65,7 @@ StatusOr<rewrite::ShapeSearchResult> SearchImages(const std::string& dir, const 
 }
 
 TEST_CASE("verification drops a move planted against the rules, and keeps a legal one", "[shape][verify]") {
-  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-shape-verify-");
-  REQUIRE(dir.ok());
-  runtime::ImageGenOptions gen;
-  gen.files = 1;
-  gen.records_per_file = 24;
-  gen.width = gen.height = 48;
-  gen.seed = 5;
-  REQUIRE(runtime::GenerateImages(Env::Default(), dir->path(), gen).ok());
+  const ScopedTempDir dir = runtime::testing::ImageDir("plumber-shape-verify-", 24, 48, 5);
 
   // The crop is random: its window follows each element's index, which
   // the filter above it would change. The rules refuse it; planted, the
@@ -83,7 +76,7 @@ TEST_CASE("verification drops a move planted against the rules, and keeps a lega
                              "filter above a random map (planted)"});
   const std::string crop =
       R"({"op": "decode_jpeg"}, {"op": "random_crop", "args": {"height": 32, "width": 32, "seed": 7}})";
-  auto refused = SearchImages(dir->path(), crop, planted);
+  auto refused = SearchImages(dir.path(), crop, planted);
   INFO(refused.status().ToString());
   REQUIRE(refused.ok());
   const auto& shape = refused->rewrite.shape;
@@ -100,7 +93,7 @@ TEST_CASE("verification drops a move planted against the rules, and keeps a lega
   // legal, priced, run and made.
   rewrite::ShapeSearchOptions valid;
   valid.legality.assume_valid_data = true;
-  auto moved = SearchImages(dir->path(),
+  auto moved = SearchImages(dir.path(),
                             R"({"op": "decode_jpeg"}, {"op": "resize", "args": {"height": 32, "width": 32}})", valid);
   INFO(moved.status().ToString());
   REQUIRE(moved.ok());
@@ -114,13 +107,7 @@ TEST_CASE("verification drops a move planted against the rules, and keeps a lega
 // keep their order and index); the flip moved above the crop, which no rule
 // allows (a map never moves above a map), flips other pixels.
 TEST_CASE("random maps: fused they keep the output, swapped they do not", "[shape][verify]") {
-  auto dir = ScopedTempDir::Make(Env::Default(), "plumber-shape-random-");
-  REQUIRE(dir.ok());
-  runtime::ImageGenOptions gen;
-  gen.files = 1;
-  gen.records_per_file = 12;
-  gen.width = gen.height = 40;
-  REQUIRE(runtime::GenerateImages(Env::Default(), dir->path(), gen).ok());
+  const ScopedTempDir dir = runtime::testing::ImageDir("plumber-shape-random-", 12, 40);
   auto p = ParsePipeline(R"({"nodes": [
     {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
     {"name": "decode", "op": "map", "inputs": ["read"], "map": {"udf": [
@@ -139,14 +126,14 @@ TEST_CASE("random maps: fused they keep the output, swapped they do not", "[shap
 
   schema::Pipeline fused = *p;
   REQUIRE(rewrite::FuseMaps(&fused, "flip", "crop").ok());
-  auto same = optimize::CompareOutputs(Env::Default(), *p, fused, dir->path(), 100, false);
+  auto same = optimize::CompareOutputs(Env::Default(), *p, fused, dir.path(), 100, false);
   REQUIRE(same.ok());
   CHECK(same->compared == 12);
   CHECK(same->same);
 
   schema::Pipeline swapped = *p;
   REQUIRE(rewrite::MoveAbove(&swapped, "flip", "crop").ok());
-  auto differs = optimize::CompareOutputs(Env::Default(), *p, swapped, dir->path(), 100, false);
+  auto differs = optimize::CompareOutputs(Env::Default(), *p, swapped, dir.path(), 100, false);
   REQUIRE(differs.ok());
   CHECK_FALSE(differs->same);
 }

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "pipeline/validate.h"
+#include "runtime/datagen.h"
 #include "runtime/program.h"
 #include "traceio/pipeline_io.h"
 
@@ -178,6 +179,22 @@ class TempDir {
 
 inline void WriteText(const std::string& path, const std::string& text) {
   REQUIRE(WriteFileAtomically(Env::Default(), path, text).ok());
+}
+
+// A temporary directory (named after `prefix`) holding one file,
+// "train-00000-of-00001.tfrecord", of `records` generated JPEGs `side`
+// pixels square, drawn with `seed`: the data of tests that run image
+// pipelines.
+inline ScopedTempDir ImageDir(const std::string& prefix, int records, int side, uint64_t seed = 1) {
+  auto dir = ScopedTempDir::Make(Env::Default(), prefix);
+  REQUIRE(dir.ok());
+  ImageGenOptions gen;
+  gen.files = 1;
+  gen.records_per_file = records;
+  gen.width = gen.height = side;
+  gen.seed = seed;
+  REQUIRE(GenerateImages(Env::Default(), dir->path(), gen).ok());
+  return std::move(*dir);
 }
 
 }  // namespace plumber::runtime::testing
