@@ -71,11 +71,12 @@ void CheckMap(const Node& n, ParamChecker& c) {
   if (n.map().has_parallelism()) c.Threads("map.parallelism", n.map().parallelism());
   if (n.map().udf().empty() && !c.imported()) c.Add("map.udf", "a map needs at least one UDF op");
   c.Udf("map.udf", n.map().udf(), /*is_filter=*/false);
+  if (!n.map().keep_if().empty()) c.Udf("map.keep_if", n.map().keep_if(), /*is_filter=*/true);
 }
 int MapParallelism(const Node& n) { return n.map().has_parallelism() ? n.map().parallelism() : 1; }
 void SetMapParallelism(Node* n, int p) { n->mutable_map()->set_parallelism(p); }
 ThreadUse MapThreads(const Node& n) { return Pool(MapParallelism(n)); }
-bool MapRandom(const Node& n) { return UdfIsRandom(n.map().udf()); }
+bool MapRandom(const Node& n) { return UdfIsRandom(n.map().udf()) || UdfIsRandom(n.map().keep_if()); }
 const NodeUdfSteps* MapUdf(const Node& n) { return &n.map().udf(); }
 void SetMapDeterministic(Node* n, bool d) { n->mutable_map()->set_deterministic(d); }
 
@@ -92,6 +93,11 @@ Cardinality FilterCardinality(const Node& n, CardinalityInputs& in) {
   c = MapCardinality(c, [&](double x) { return x * flow->produced / flow->consumed; });
   c.exact = false;
   return c;
+}
+// A map keeps its input's count, unless a fused filter drops some (then,
+// as a filter, the pass ratio measured over the run).
+Cardinality MapOpCardinality(const Node& n, CardinalityInputs& in) {
+  return n.map().keep_if().empty() ? Preserves(n, in) : FilterCardinality(n, in);
 }
 bool FilterRandom(const Node& n) { return UdfIsRandom(n.filter().predicate()); }
 const NodeUdfSteps* FilterUdf(const Node& n) { return &n.filter().predicate(); }
@@ -250,8 +256,11 @@ ThreadUse OpaqueThreads(const Node& n) { return Pool(OpaqueParallelism(n)); }
 // and the count, not the order; a repeat keeps each pass's order and its
 // elements, not the count; a batch keeps the order of what it stacks, not
 // the elements; a prefetch and a cache keep all.
+// A fused filter (keep_if) drops elements, so the map no longer keeps
+// their count: no move or fusion treats it as a map.
 OpKeeps MapKeeps(const Node& n) {
-  return {!n.map().has_deterministic() || n.map().deterministic() || MapParallelism(n) <= 1, true, false};
+  return {!n.map().has_deterministic() || n.map().deterministic() || MapParallelism(n) <= 1,
+          n.map().keep_if().empty(), false};
 }
 OpKeeps DropsSome(const Node&) { return {true, false, true}; }
 OpKeeps ShuffleKeeps(const Node&) { return {false, true, true}; }
@@ -269,7 +278,7 @@ const std::array kOps = {
     OpDef{.name = "text_line", .help = "lines of text files", .params_case = PC::kTextLine, .max_inputs = 1,
           .reads_storage = true, .check = &CheckTextLine, .cardinality = &FromFiles, .files = &TextLineFiles},
     OpDef{.name = "map", .help = "applies a UDF to each element", .params_case = PC::kMap, .min_inputs = 1,
-          .max_inputs = 1, .check = &CheckMap, .cardinality = &Preserves, .threads = &MapThreads,
+          .max_inputs = 1, .check = &CheckMap, .cardinality = &MapOpCardinality, .threads = &MapThreads,
           .parallelism = &MapParallelism, .set_parallelism = &SetMapParallelism, .random = &MapRandom,
           .keeps = &MapKeeps, .udf = &MapUdf, .set_deterministic = &SetMapDeterministic},
     OpDef{.name = "filter", .help = "keeps elements whose predicate holds", .params_case = PC::kFilter,

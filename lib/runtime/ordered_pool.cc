@@ -83,9 +83,10 @@ class OrderedPoolIterator final : public Iterator {
   // nothing per element, and no buffer allocated on one thread is freed on
   // another (glibc's arenas made that cost a third of a pooled add).
   struct Chunk {
-    // Results of the chunk's tasks that ran, in task order, are the first
-    // `count`; `status` (when not OK) comes after them. Those beyond are
-    // spare elements whose buffers the next use of the chunk reuses.
+    // Results of the chunk's tasks that ran (those `keep` kept), in task
+    // order, are the first `count`; `status` (when not OK) comes after
+    // them. Those beyond are spare elements whose buffers the next use of
+    // the chunk reuses.
     std::vector<Element> results;
     size_t count = 0;
     Status status;
@@ -327,18 +328,27 @@ class OrderedPoolIterator final : public Iterator {
       }
       Status status;
       if (chunk->results.size() < tasks) chunk->results.resize(tasks);
-      size_t i = 0;
+      size_t i = 0, kept = 0;
       for (; i < tasks; ++i) {
         if (cancelled_.load(std::memory_order_relaxed)) {
           status = Status::Cancelled("cancelled");
           break;
         }
-        Element& out = chunk->results[i];
+        Element& out = chunk->results[kept];
         status = spec_.work(inputs[i], first_index + i, &out);
         if (!status.ok()) break;
+        if (spec_.keep) {
+          auto keep = spec_.keep(out, first_index + i);
+          if (!keep.ok()) {
+            status = keep.status();
+            break;
+          }
+          if (!*keep) continue;  // `out` stays a spare for the next task
+        }
         chunk->bytes += static_cast<int64_t>(ElementBytes(out));
+        ++kept;
       }
-      chunk->count = i;
+      chunk->count = kept;
       chunk->status = status.ok() ? input_status : status;
       if (!status.ok()) chunk->end = true;
       if (tasks > 0 && status.ok()) Learn(t0, tasks, chunk->bytes);

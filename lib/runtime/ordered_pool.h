@@ -51,6 +51,11 @@ struct OrderedPoolSpec {
   // buffers, and may swap the inputs' elements out (the map does: the spare
   // then becomes the slot the next input is pulled into).
   std::function<Status(std::vector<Element>& inputs, uint64_t index, Element* out)> work;
+  // When set, each result is tested after `work`, on the worker, and a
+  // result it rejects is dropped there (a map's fused filter): it is never
+  // handed over, and the next result reuses its slot. An error stops the
+  // pool as one from `work` does.
+  std::function<StatusOr<bool>(const Element& result, uint64_t index)> keep;
 };
 
 std::unique_ptr<Iterator> MakeOrderedPoolIterator(std::unique_ptr<Iterator> input, OrderedPoolSpec spec);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "runtime/datasets.h"
@@ -17,9 +18,10 @@ namespace {
 
 class MapDataset final : public UnaryDataset {
  public:
-  MapDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input, Udf udf, int parallelism, bool deterministic)
-      : UnaryDataset(node, c, std::move(input)), udf_(std::move(udf)), parallelism_(parallelism),
-        deterministic_(deterministic) {}
+  MapDataset(const schema::Node& node, NodeCounters* c, DatasetPtr input, Udf udf, std::optional<Udf> keep_if,
+             int parallelism, bool deterministic)
+      : UnaryDataset(node, c, std::move(input)), udf_(std::move(udf)), keep_if_(std::move(keep_if)),
+        parallelism_(parallelism), deterministic_(deterministic) {}
 
   int Parallelism() const override { return parallelism_; }
   int64_t BufferCapacity() const override { return parallelism_ > 1 ? parallelism_ : 0; }
@@ -42,6 +44,7 @@ class MapDataset final : public UnaryDataset {
       out->swap(in[0]);
       return Apply(out, index, epoch);
     };
+    if (keep_if_) spec.keep = [this](const Element& e, uint64_t index) { return Keep(e, index); };
     return MakeOrderedPoolIterator(std::move(input), std::move(spec));
   }
 
@@ -51,14 +54,29 @@ class MapDataset final : public UnaryDataset {
     return s.ok() ? s : s.WithContext("node '" + name() + "'");
   }
 
+  // The fused filter's verdict on a mapped element. Tested as the filter
+  // would have: the index is the element's position in the filter's input,
+  // which a one-to-one map keeps, and the epoch is the filter's (0).
+  StatusOr<bool> Keep(const Element& e, uint64_t index) const {
+    if (!keep_if_) return true;
+    auto keep = keep_if_->Test(e, UdfCtx{index, 0});
+    if (!keep.ok()) return keep.status().WithContext("node '" + name() + "' (keep_if)");
+    return keep;
+  }
+
   class SeqIt final : public UnaryIterator {
    public:
     SeqIt(const MapDataset* d, std::unique_ptr<Iterator> in, uint64_t epoch)
         : UnaryIterator(std::move(in)), d_(d), epoch_(epoch) {}
     Status GetNextInternal(Element* out, bool* end) override {
-      PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
-      if (*end) return Status::OK();
-      return d_->Apply(out, index_++, epoch_);
+      while (true) {
+        PLUMBER_RETURN_IF_ERROR(input_->GetNext(out, end));
+        if (*end) return Status::OK();
+        const uint64_t index = index_++;
+        PLUMBER_RETURN_IF_ERROR(d_->Apply(out, index, epoch_));
+        PLUMBER_ASSIGN_OR_RETURN(const bool keep, d_->Keep(*out, index));
+        if (keep) return Status::OK();
+      }
     }
 
    private:
@@ -68,6 +86,7 @@ class MapDataset final : public UnaryDataset {
   };
 
   Udf udf_;
+  std::optional<Udf> keep_if_;
   int parallelism_;
   bool deterministic_;
   mutable std::atomic<uint64_t> epoch_{0};
@@ -330,9 +349,16 @@ class SkipDataset final : public UnaryDataset {
 
 StatusOr<DatasetPtr> MakeMapDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps, const BuildContext&) {
   PLUMBER_ASSIGN_OR_RETURN(Udf udf, Udf::Make(node.map().udf()));
+  std::optional<Udf> keep_if;
+  if (!node.map().keep_if().empty()) {
+    auto made = Udf::Make(node.map().keep_if());
+    if (!made.ok()) return made.status().WithContext("keep_if");
+    keep_if = std::move(made).value();
+  }
   const int p = NodeParallelism(node);
   const bool det = !node.map().has_deterministic() || node.map().deterministic();
-  return DatasetPtr(std::make_shared<MapDataset>(node, c, deps.inputs.at(0), std::move(udf), p, det));
+  return DatasetPtr(
+      std::make_shared<MapDataset>(node, c, deps.inputs.at(0), std::move(udf), std::move(keep_if), p, det));
 }
 
 StatusOr<DatasetPtr> MakeFilterDataset(const schema::Node& node, NodeCounters* c, NodeDeps deps, const BuildContext&) {

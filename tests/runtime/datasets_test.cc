@@ -324,6 +324,45 @@ TEST_CASE("map applies its UDF in order at any parallelism", "[datasets]") {
   }
 }
 
+// A filter fused into a map (MapParams.keep_if) passes what the map then
+// the filter passed, in order, at any parallelism: also where whole chunks
+// of the pool's tasks are dropped (the first 900 elements) and where
+// single elements are kept among many dropped.
+TEST_CASE("a map with a fused filter yields what the map and the filter yielded, at any parallelism",
+          "[datasets]") {
+  const std::string add = R"("udf":[{"op":"add","args":{"value":3}}])";
+  for (const std::string predicate : {R"([{"op":"label_in","args":{"min":903}}])",
+                                      R"([{"op":"label_in","args":{"values":[5,64,65,999]}}])"}) {
+    Harness separate(Chain({R"({"name":"r","op":"range","range":{"stop":1000}})",
+                            R"({"name":"m","op":"map","map":{)" + add + "}}",
+                            R"({"name":"f","op":"filter","filter":{"predicate":)" + predicate + "}}"}));
+    const std::vector<int64_t> want = separate.Ints();
+    REQUIRE(!want.empty());
+    for (int p : {1, 3}) {
+      INFO("predicate " << predicate << ", parallelism " << p);
+      Harness fused(Chain({R"({"name":"r","op":"range","range":{"stop":1000}})",
+                           R"({"name":"m","op":"map","map":{"parallelism":)" + std::to_string(p) + "," + add +
+                               R"(,"keep_if":)" + predicate + "}}"}));
+      CHECK(fused.Ints() == want);
+      CHECK(fused.Get("m", &NodeCounters::elements_consumed) == 1000);
+      CHECK(fused.Get("m", &NodeCounters::elements_produced) == static_cast<int64_t>(want.size()));
+    }
+  }
+}
+
+TEST_CASE("a fused filter's failure stops the map, naming the node and its keep_if", "[datasets]") {
+  for (int p : {1, 3}) {
+    Harness h(Chain({R"({"name":"r","op":"range","range":{"stop":100}})",
+                     R"({"name":"m","op":"map","map":{"parallelism":)" + std::to_string(p) +
+                         R"(,"udf":[{"op":"add"}],"keep_if":[{"op":"label_in","args":{"component":4,"min":0}}]}})"}));
+    std::vector<Element> out;
+    const Status s = h.Collect(&out);
+    CHECK_FALSE(s.ok());
+    CHECK(s.ToString().find("node 'm' (keep_if)") != std::string::npos);
+    CHECK(out.empty());
+  }
+}
+
 TEST_CASE("Close stops worker threads promptly in the middle of an epoch", "[datasets]") {
   TempDir dir;
   const std::string files = ThreeFiles(dir);
