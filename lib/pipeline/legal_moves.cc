@@ -172,4 +172,18 @@ MoveVerdict CanFuseMaps(const ProgramGraph& g, int upper, int lower) {
                     "'s gives each element the same steps in the same order, with the same index"};
 }
 
+MoveVerdict CanFuseFilter(const ProgramGraph& g, int upper, int lower) {
+  if (auto refused = Structure(g, upper, lower)) return *refused;
+  if (g.op(upper).moves_above_map != MovesAboveMap::kPredicate || !IsMap(g, lower)) {
+    return Refused("only a filter fuses into the map below it, and only into one that keeps every element");
+  }
+  const UdfFacts predicate = FactsOf(g, upper);
+  if (!predicate.random.empty() && !NodeKeeps(g.node(lower)).order) {
+    return Refused(g.name(upper) + "'s predicate is random (" + predicate.random + ") and " + g.name(lower) +
+                   " does not keep order: its draws follow each element's position, which would change");
+  }
+  return {true, g.name(lower) + " makes one element of each, in order: testing " + g.name(upper) +
+                    "'s predicate at the end of its steps drops the same elements, with the same index"};
+}
+
 }  // namespace plumber

@@ -65,4 +65,14 @@ MoveVerdict ImportedMoveConditions(const ProgramGraph& g, int upper, int lower);
 // `lower` must feed nothing else.
 MoveVerdict CanFuseMaps(const ProgramGraph& g, int upper, int lower);
 
+// Whether filter `upper` may fuse into its only input, map `lower`: the
+// map then tests each element it made with the filter's predicate and
+// drops those that fail (MapParams.keep_if). The predicate meets the same
+// elements, made by the same steps, in the same order; its index is the
+// element's position in the filter's input, which a one-to-one map's
+// input index equals. A random predicate draws by that index, so the map
+// must also keep order (deterministic) for it. Nothing need be known of
+// what the map writes: the predicate still runs after it.
+MoveVerdict CanFuseFilter(const ProgramGraph& g, int upper, int lower);
+
 }  // namespace plumber

@@ -110,6 +110,26 @@ void FuseCounters(schema::Snapshot* s, const std::string& upper, const std::stri
   nodes.erase(std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name() == lower; }));
 }
 
+// Filter `filter` fused into map `map` in one snapshot: the map does both
+// nodes' work and passes what the filter passed, and its pool no longer
+// hands over the elements the filter dropped (`handoff_ns` each).
+void FuseFilterCounters(schema::Snapshot* s, const std::string& filter, const std::string& map, double handoff_ns) {
+  schema::NodeStats* f = FindStats(s, filter);
+  schema::NodeStats* m = FindStats(s, map);
+  if (f == nullptr || m == nullptr) return;
+  const int64_t dropped = std::max<int64_t>(m->elements_produced() - f->elements_produced(), 0);
+  const auto saved = static_cast<int64_t>(handoff_ns * static_cast<double>(dropped));
+  m->set_elements_produced(f->elements_produced());
+  m->set_bytes_produced(f->bytes_produced());
+  const int64_t cpu = m->active_cpu_ns() + f->active_cpu_ns();
+  m->set_active_cpu_ns(std::max(cpu - saved, cpu / 2));
+  m->set_self_wall_ns(std::max(m->self_wall_ns() + f->self_wall_ns() - saved, int64_t{0}));
+  m->clear_cardinality();
+  if (f->has_cardinality()) m->set_cardinality(f->cardinality());
+  auto& nodes = *s->mutable_nodes();
+  nodes.erase(std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name() == filter; }));
+}
+
 // What handing `lower`'s elements to `upper` cost per element, in
 // nanoseconds: 0 unless `lower`'s workers hand them across threads.
 double HandoffNs(const ProgramGraph& g, const analysis::LoadedTrace& trace, int lower,
@@ -128,8 +148,12 @@ double HandoffNs(const ProgramGraph& g, const analysis::LoadedTrace& trace, int 
 }  // namespace
 
 std::string DescribeChange(const ShapeChange& c) {
-  return c.kind == ShapeKind::kFuseMaps ? "fuse '" + c.lower + "' into '" + c.upper + "'"
-                                        : "move '" + c.upper + "' above '" + c.lower + "'";
+  switch (c.kind) {
+    case ShapeKind::kFuseMaps: return "fuse '" + c.lower + "' into '" + c.upper + "'";
+    case ShapeKind::kFuseFilter: return "fuse '" + c.upper + "' into '" + c.lower + "'";
+    case ShapeKind::kMoveAbove: break;
+  }
+  return "move '" + c.upper + "' above '" + c.lower + "'";
 }
 
 std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const LegalityOptions& options) {
@@ -142,6 +166,9 @@ std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const Legality
     }
     if (const MoveVerdict v = CanFuseMaps(g, i, lower); v.legal) {
       out.push_back({ShapeKind::kFuseMaps, g.name(i), g.name(lower), v.reason, "map fusion"});
+    }
+    if (const MoveVerdict v = CanFuseFilter(g, i, lower); v.legal) {
+      out.push_back({ShapeKind::kFuseFilter, g.name(i), g.name(lower), v.reason, "map and filter fusion"});
     }
   }
   return out;
@@ -161,6 +188,15 @@ std::vector<ShapeChange> ImportedShapeChanges(const ProgramGraph& g) {
   return out;
 }
 
+Status ApplyShapeChange(schema::Pipeline* program, const ShapeChange& c) {
+  switch (c.kind) {
+    case ShapeKind::kFuseMaps: return FuseMaps(program, c.upper, c.lower);
+    case ShapeKind::kFuseFilter: return FuseFilter(program, c.upper, c.lower);
+    case ShapeKind::kMoveAbove: break;
+  }
+  return MoveAbove(program, c.upper, c.lower);
+}
+
 StatusOr<analysis::LoadedTrace> Reshape(const analysis::LoadedTrace& trace, const ShapeChange& change,
                                         const analysis::HandoffPrice& price) {
   const ProgramGraph& g = *trace.graph;
@@ -169,14 +205,17 @@ StatusOr<analysis::LoadedTrace> Reshape(const analysis::LoadedTrace& trace, cons
     return Status::InvalidArgument("no node '" + (upper < 0 ? change.upper : change.lower) + "' to reshape");
   }
   schema::Pipeline program = g.program();
+  PLUMBER_RETURN_IF_ERROR(ApplyShapeChange(&program, change));
   analysis::LoadedTrace out = trace;
   if (change.kind == ShapeKind::kFuseMaps) {
-    PLUMBER_RETURN_IF_ERROR(FuseMaps(&program, change.upper, change.lower));
     const double handoff_ns = HandoffNs(g, trace, lower, price);
     FuseCounters(&out.window.end, change.upper, change.lower, handoff_ns);
     if (out.window.start) FuseCounters(&*out.window.start, change.upper, change.lower, handoff_ns);
+  } else if (change.kind == ShapeKind::kFuseFilter) {
+    const double handoff_ns = HandoffNs(g, trace, lower, price);
+    FuseFilterCounters(&out.window.end, change.upper, change.lower, handoff_ns);
+    if (out.window.start) FuseFilterCounters(&*out.window.start, change.upper, change.lower, handoff_ns);
   } else {
-    PLUMBER_RETURN_IF_ERROR(MoveAbove(&program, change.upper, change.lower));
     const bool counts_change = g.op(upper).moves_above_map != MovesAboveMap::kPermutes;
     bool bytes = false;
     if (const NodeUdfSteps* steps = g.op(upper).udf != nullptr ? g.op(upper).udf(g.node(upper)) : nullptr) {

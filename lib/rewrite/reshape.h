@@ -3,7 +3,9 @@
 // the reshaped program had run. A map below a filter that keeps a quarter
 // of the elements did a quarter of its traced work; a filter above a decode
 // tests the encoded elements, as many as before; two fused maps do both
-// maps' work on one node, less the hand-off between them. The reshaped
+// maps' work on one node, less the hand-off between them; a filter fused
+// into a map adds its work to the map's and the map hands over only what
+// it keeps. The reshaped
 // trace is then analysed and rewritten as any trace is, so the one model
 // (and the one evaluator under it) prices every candidate shape, and its
 // prediction for the emitted pipeline is the evaluator's.
@@ -27,6 +29,7 @@ namespace plumber::rewrite {
 enum class ShapeKind {
   kMoveAbove,  // `upper` moves above its input `lower`
   kFuseMaps,   // map `lower` fuses into map `upper`, which keeps its name
+  kFuseFilter, // filter `upper` fuses into map `lower`, which keeps its name
 };
 
 struct ShapeChange {
@@ -34,8 +37,8 @@ struct ShapeChange {
   std::string upper, lower;
   // The legality rule's reason (pipeline/legal_moves.h).
   std::string reason;
-  // "filter above map", "take above map", "shuffle above map", "map fusion":
-  // the rule, as the reports name it.
+  // "filter above map", "take above map", "shuffle above map", "map fusion",
+  // "map and filter fusion": the rule, as the reports name it.
   std::string rule;
   // An imported program's move: possible where `reason`'s conditions hold,
   // which plumber cannot check (ImportedMoveConditions).
@@ -77,12 +80,18 @@ struct ShapeReport {
 std::string DescribeChange(const ShapeChange& change);
 
 // Every change the rules allow on `g`, in program order: each node that
-// may move above its input, each pair of adjacent maps that may fuse.
+// may move above its input, each pair of adjacent maps that may fuse, each
+// filter that may fuse into the map below it.
 std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const LegalityOptions& options);
 
 // The moves of a program imported from tf.data: each filter, take, skip or
 // shuffle directly above a map, with the conditions the user must check.
 std::vector<ShapeChange> ImportedShapeChanges(const ProgramGraph& g);
+
+// `change` applied to a pipeline definition (rewrite/shape_edits.h):
+// InvalidArgument when the nodes are not where it needs them; legality is
+// not checked here.
+Status ApplyShapeChange(schema::Pipeline* program, const ShapeChange& change);
 
 // `trace` with `change` applied to its program and its window's counters
 // moved to where the change puts the work. `price` prices the hand-off a

@@ -61,13 +61,17 @@ Status MoveAbove(schema::Pipeline* p, const std::string& upper, const std::strin
 Status FuseMaps(schema::Pipeline* p, const std::string& upper, const std::string& lower) {
   int u = 0, l = 0;
   PLUMBER_RETURN_IF_ERROR(FindPair(*p, upper, lower, &u, &l));
-  if (!p->nodes(u).has_map() || !p->nodes(l).has_map()) {
-    return Status::InvalidArgument("only two maps fuse: '" + lower + "' and '" + upper + "'");
+  // A lower map's fused filter would have to run between the two maps'
+  // steps, which no map can hold.
+  if (!p->nodes(u).has_map() || !p->nodes(l).has_map() || !p->nodes(l).map().keep_if().empty()) {
+    return Status::InvalidArgument("only two maps fuse, the lower keeping every element: '" + lower + "' and '" +
+                                   upper + "'");
   }
   const schema::MapParams low = p->nodes(l).map();
   schema::Node& up = *p->mutable_nodes(u);
   schema::MapParams fused = low;
   for (const auto& step : up.map().udf()) *fused.add_udf() = step;
+  *fused.mutable_keep_if() = up.map().keep_if();
   fused.set_parallelism(std::max(NodeParallelism(p->nodes(l)), NodeParallelism(up)));
   const bool low_free = low.has_deterministic() && !low.deterministic();
   const bool up_free = up.map().has_deterministic() && !up.map().deterministic();
@@ -76,6 +80,19 @@ Status FuseMaps(schema::Pipeline* p, const std::string& upper, const std::string
   *up.mutable_map() = std::move(fused);
   *up.mutable_inputs() = p->nodes(l).inputs();
   p->mutable_nodes()->DeleteSubrange(l, 1);
+  return Status::OK();
+}
+
+Status FuseFilter(schema::Pipeline* p, const std::string& upper, const std::string& lower) {
+  int u = 0, l = 0;
+  PLUMBER_RETURN_IF_ERROR(FindPair(*p, upper, lower, &u, &l));
+  if (!p->nodes(u).has_filter() || !p->nodes(l).has_map() || !p->nodes(l).map().keep_if().empty()) {
+    return Status::InvalidArgument("only a filter fuses into a map that keeps every element: '" + upper + "' and '" +
+                                   lower + "'");
+  }
+  *p->mutable_nodes(l)->mutable_map()->mutable_keep_if() = p->nodes(u).filter().predicate();
+  Redirect(p, upper, lower, upper);
+  p->mutable_nodes()->DeleteSubrange(u, 1);
   return Status::OK();
 }
 

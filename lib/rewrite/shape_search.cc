@@ -25,7 +25,8 @@ bool Applies(const ProgramGraph& g, const ShapeChange& c) {
 // CPU per minibatch a change spares at the current shape, from the
 // current analysis alone: what a move above a map spares the map (the share
 // of its elements the mover drops), what a fusion spares in hand-offs (the
-// lower map's, when its pool hands over), and for a shuffle, whose gain is
+// lower map's, when its pool hands over), what a filter fused into its map
+// takes off the thread it ran on, and for a shuffle, whose gain is
 // memory for a cache, more than anything else (there is one per shuffle).
 // It orders the candidates; the model prices those it picks.
 double QuickSaving(const analysis::Analysis& a, const analysis::ThreadGroups& threads, const ShapeChange& c,
@@ -38,6 +39,15 @@ double QuickSaving(const analysis::Analysis& a, const analysis::ThreadGroups& th
   if (c.kind == ShapeKind::kMoveAbove) {
     if (g.op(upper).moves_above_map == MovesAboveMap::kPermutes) return std::numeric_limits<double>::infinity();
     return (1 - std::clamp(u->visit_ratio / l->visit_ratio, 0.0, 1.0)) * l->cpu_seconds_per_minibatch;
+  }
+  // A fused filter's work joins the map's, which a pool can spread over
+  // cores, and the map hands over only what it keeps.
+  if (c.kind == ShapeKind::kFuseFilter) {
+    const double dropped = std::max(l->visit_ratio - u->visit_ratio, 0.0);
+    return u->cpu_seconds_per_minibatch +
+           (threads.HandsOff(lower) ? price.MinibatchSeconds(dropped, l->bytes_per_element.value_or(0),
+                                                             l->cpu_seconds_per_minibatch)
+                                    : 0);
   }
   if (!threads.HandsOff(lower)) return 0;
   return price.MinibatchSeconds(l->visit_ratio, l->bytes_per_element.value_or(0),

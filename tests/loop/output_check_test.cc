@@ -1,7 +1,7 @@
 // Shape changes run for real (optimize/output_check.h): a move the rules
 // allow keeps the first elements identical; a move they refuse, planted on
-// purpose, is caught by the comparison; two maps fused yield what the pair
-// did. On generated images and on ranges, a few hundred elements each.
+// purpose, is caught by the comparison; two maps fused, and a filter fused
+// into a map, yield what the pair did. On generated images and on ranges, a few hundred elements each.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -116,6 +116,48 @@ TEST_CASE("a filter moved above a random crop changes the crops, and the rules r
   CHECK_FALSE(check.same);
   // The same records pass; what differs is the window each was cut at.
   CHECK_THAT(check.difference, Catch::EndsWith("differs"));
+}
+
+TEST_CASE("a filter fused into a random crop's map, pooled, yields what the pair did", "[output_check]") {
+  const ScopedTempDir dir = runtime::testing::ImageDir("plumber-output-check-", 24, 48, 5);
+  const schema::Pipeline naive = Parse(R"({"name": "img", "nodes": [
+    {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
+    {"name": "parse", "op": "map", "inputs": ["read"], "map": {"udf": [
+      {"op": "parse_example", "args": {"features": ["image/encoded", "image/class/label"]}}]}},
+    {"name": "crop", "op": "map", "inputs": ["parse"], "map": {"udf": [
+      {"op": "decode_jpeg"}, {"op": "random_crop", "args": {"height": 32, "width": 32, "seed": 7}}]}},
+    {"name": "keep", "op": "filter", "inputs": ["crop"], "filter": {"predicate": [
+      {"op": "label_in", "args": {"component": 1, "max": 499}}]}}], "output": "keep"})");
+  const ProgramGraph g = runtime::testing::Graph(naive);
+  // Where the move is refused (the crop is random), the fusion is not: the
+  // predicate still runs after the crop, with the crop's index.
+  REQUIRE_FALSE(CanMoveAbove(g, g.Find("keep"), g.Find("crop")).legal);
+  REQUIRE(CanFuseFilter(g, g.Find("keep"), g.Find("crop")).legal);
+  schema::Pipeline fused = naive;
+  REQUIRE(rewrite::FuseFilter(&fused, "keep", "crop").ok());
+  REQUIRE(fused.nodes_size() == 3);
+  CHECK(fused.output() == "crop");
+  CHECK(fused.nodes(2).map().keep_if_size() == 1);
+  fused.mutable_nodes(2)->mutable_map()->set_parallelism(3);
+  const auto check = Compare(naive, fused, dir.path());
+  CHECK(check.same);
+  CHECK(check.compared > 0);
+  CHECK(check.compared < 24);  // the filter dropped some
+  // The map below fuses into the fused map, whose filter stays last.
+  schema::Pipeline twice = fused;
+  REQUIRE(rewrite::FuseMaps(&twice, "crop", "parse").ok());
+  REQUIRE(twice.nodes_size() == 2);
+  CHECK(twice.nodes(1).map().keep_if_size() == 1);
+  CHECK(Compare(naive, twice, dir.path()).same);
+  // The edits refuse what is not a filter, and a lower map with a filter
+  // (its filter would have to run between the two maps' steps).
+  CHECK_THAT(rewrite::FuseFilter(&fused, "crop", "parse").message(), Catch::Contains("only a filter fuses"));
+  schema::Node* more = fused.add_nodes();
+  more->set_name("more");
+  more->set_op("map");
+  more->add_inputs("crop");
+  more->mutable_map()->add_udf()->set_op("normalize");
+  CHECK_THAT(rewrite::FuseMaps(&fused, "more", "crop").message(), Catch::Contains("only two maps fuse"));
 }
 
 TEST_CASE("two maps fused yield what the pair did, random steps included", "[output_check]") {

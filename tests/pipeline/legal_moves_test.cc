@@ -1,7 +1,7 @@
 // The legality rules of shape changes (pipeline/legal_moves.h), each both
-// ways: a filter, take or skip above a map; two maps fused; and what no rule
-// allows (crossing a shuffle, batch, repeat, interleave, cache or prefetch,
-// imported ops).
+// ways: a filter, take or skip above a map; two maps fused; a filter fused
+// into a map; and what no rule allows (crossing a shuffle, batch, repeat,
+// interleave, cache or prefetch, imported ops).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -187,6 +187,52 @@ TEST_CASE("two adjacent maps fuse, anything else does not", "[legal_moves]") {
   CHECK(refused.reason == "only two maps fuse into one");
   // Not adjacent: src is not upper's input.
   CHECK_FALSE(CanFuseMaps(maps, maps.Find("upper"), maps.Find("src")).legal);
+}
+
+TEST_CASE("a filter fuses into the one-to-one map below it, whatever the map writes, fails on or draws",
+          "[legal_moves]") {
+  // The predicate still runs after every step of the map, so what stops a
+  // move above the map (it writes what the predicate reads, is random, can
+  // fail) is no obstacle to a fusion.
+  for (const std::string& steps : {std::string(R"({"op": "add", "args": {"value": 1}})"),
+                                   std::string(R"({"op": "random_flip_left_right"})"),
+                                   std::string(R"({"op": "decode_jpeg"})")}) {
+    const ProgramGraph g = Pair(Map(steps), kFilterOnZero);
+    INFO(steps);
+    const auto v = CanFuseFilter(g, g.Find("upper"), g.Find("lower"));
+    CHECK(v.legal);
+    CHECK(v.reason == "lower makes one element of each, in order: testing upper's predicate at the end of its steps "
+                      "drops the same elements, with the same index");
+  }
+}
+
+TEST_CASE("a filter does not fuse into what is not a map keeping every element, nor randomly into a sloppy map",
+          "[legal_moves]") {
+  auto fuse = [](const ProgramGraph& g) { return CanFuseFilter(g, g.Find("upper"), g.Find("lower")); };
+  const auto shuffle = fuse(Pair(R"("op": "shuffle", "shuffle": {"buffer_size": 4})", kLabelFilter));
+  CHECK_FALSE(shuffle.legal);
+  CHECK(shuffle.reason == "only a filter fuses into the map below it, and only into one that keeps every element");
+  // A map that already drops elements (a filter fused before) is not one-to-one.
+  CHECK_FALSE(fuse(Pair(R"("op": "map", "map": {"udf": [{"op": "add"}], "keep_if": [{"op": "label_in",
+      "args": {"component": 0, "min": 3}}]})",
+                        kLabelFilter))
+                  .legal);
+  // Two maps are map fusion's business.
+  CHECK_FALSE(fuse(Pair(Map(R"({"op": "add"})"), Map(R"({"op": "add"})"))).legal);
+  // A random predicate draws by each element's position in the filter's
+  // input: a map that does not keep order changes it.
+  const std::string random_predicate = R"("op": "filter", "filter": {"predicate": [{"op": "random_flip_left_right"},
+      {"op": "length_filter", "args": {"component": 0, "min": 1}}]})";
+  const auto sloppy = fuse(Pair(R"("op": "map", "map": {"udf": [{"op": "add"}], "parallelism": 2,
+      "deterministic": false})",
+                                random_predicate));
+  CHECK_FALSE(sloppy.legal);
+  CHECK(sloppy.reason == "upper's predicate is random (random_flip_left_right) and lower does not keep order: its "
+                         "draws follow each element's position, which would change");
+  CHECK(fuse(Pair(R"("op": "map", "map": {"udf": [{"op": "add"}], "parallelism": 2})", random_predicate)).legal);
+  // Imported ops never fuse.
+  const ProgramGraph imported = Pair(Map(R"({"op": "add"})"), kLabelFilter, "ParallelMapDatasetV2");
+  CHECK_FALSE(fuse(imported).legal);
 }
 
 }  // namespace
