@@ -986,6 +986,7 @@ int Main(int argc, char** argv) {
     w.assume_valid_data = true;
   }
   add("maps", "maps.json", "a chain of four 2 us maps written as four stages");
+  add("checked", "checked.json", "a 400 us check written as a filter after a 100 us map: a filter runs on one thread");
   add("skewed", "skewed.json", "two maps of 50 us and 2 ms per element");
   add("remote", "remote.json",
       "a map whose UDF waits 2 ms like a remote call and burns 50 us of CPU per element: it needs threads, "

@@ -486,7 +486,7 @@ TEST_CASE("every shipped example runs on plumber gen data", "[run][examples]") {
   TextGenOptions text;
   text.lines_per_file = 300;
   REQUIRE(GenerateText(Env::Default(), dir.File("data"), text).ok());
-  for (const char* name : {"image", "text", "cpu", "io", "skewed", "remote"}) {
+  for (const char* name : {"image", "text", "cpu", "io", "skewed", "remote", "subset", "shuffled", "maps", "checked"}) {
     INFO(name);
     auto json = ReadFileToString(Env::Default(), std::string(PLUMBER_SOURCE_DIR) + "/examples/" + name + ".json");
     REQUIRE(json.ok());
