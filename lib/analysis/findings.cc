@@ -85,6 +85,33 @@ void UnfusedChains(const Analysis& r, std::vector<std::string>* f) {
   }
 }
 
+// A filter whose predicate is a real share of the work, run on one thread
+// (a filter spreads over no cores) above a map it could fuse into: the
+// map's pool, which a knob sizes, would then run the predicate too.
+void UnfusedFilters(const Analysis& r, std::vector<std::string>* f) {
+  if (r.cpu_seconds_per_minibatch <= 0) return;
+  const ProgramGraph& g = r.program_graph();
+  for (int i = 0; i < g.size(); ++i) {
+    if (g.inputs(i).size() != 1) continue;
+    const int below = g.inputs(i)[0];
+    const NodeModel* filter = r.Find(g.name(i));
+    if (filter == nullptr || !filter->reliable || !r.imported_from.empty()) continue;
+    const double cost = filter->cpu_seconds_per_minibatch;
+    // Worth a sentence when it is a tenth of the pipeline's CPU.
+    if (cost < 0.1 * r.cpu_seconds_per_minibatch) continue;
+    const MoveVerdict v = CanFuseFilter(g, i, below);
+    if (!v.legal) continue;
+    const GroupModel* group =
+        filter->group >= 0 && filter->group < static_cast<int>(r.thread_groups.size()) ? &r.thread_groups[filter->group]
+                                                                                       : nullptr;
+    const std::string where = group == nullptr || group->owner.empty() ? "the consumer's thread" : group->name;
+    f->push_back(filter->name + "'s predicate costs " + units::FormatSeconds(cost) + " of CPU per minibatch (" +
+                 FormatPercent(cost / r.cpu_seconds_per_minibatch) + " of the pipeline's) on " + where +
+                 ", where no knob spreads it over cores: fused into " + g.name(below) + ", it would run in " +
+                 g.name(below) + "'s pool. The fusion keeps the output: " + v.reason + ".");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> WriteFindings(const Analysis& r) {
@@ -257,6 +284,7 @@ std::vector<std::string> WriteFindings(const Analysis& r) {
   }
   MisplacedFilters(r, &f);
   UnfusedChains(r, &f);
+  UnfusedFilters(r, &f);
   for (const auto& m : r.nodes) {
     if (m.random) f.push_back(m.name + " is random, so nothing at or above it can be cached.");
   }

@@ -85,6 +85,18 @@ void Explained(Diff* d, const std::string& node, std::initializer_list<const cha
   std::erase_if(d->changed, [](const NodeFieldChanges& nc) { return nc.changes.empty(); });
 }
 
+// Drops the input changes from `from` to `to`: readers a shape change
+// rewired.
+void Rewired(Diff* d, const std::string& from, const std::string& to) {
+  const std::string was = "\"" + from + "\"", now = "\"" + to + "\"";
+  for (auto& nc : d->changed) {
+    std::erase_if(nc.changes, [&](const FieldChange& c) {
+      return c.field.rfind("inputs", 0) == 0 && c.a == was && c.b == now;
+    });
+  }
+  std::erase_if(d->changed, [](const NodeFieldChanges& nc) { return nc.changes.empty(); });
+}
+
 // The moves and fusions of the shape rewrite (rewrite/shape_edits.h),
 // found from the two programs alone.
 void FindShapeChanges(const schema::Pipeline& a, const schema::Pipeline& b, Diff* d) {
@@ -113,6 +125,28 @@ void FindShapeChanges(const schema::Pipeline& a, const schema::Pipeline& b, Diff
     Explained(d, fused->name(), {"inputs", "map.udf"});
     it = d->removed.erase(it);
   }
+  // A filter of `a` gone from `b`, whose only input, a map, now tests the
+  // filter's predicate (keep_if) and is read by what read the filter.
+  for (auto it = d->removed.begin(); it != d->removed.end();) {
+    const schema::Node* f = NodeNamed(a, *it);
+    const schema::Node* m = f != nullptr && f->has_filter() && f->inputs_size() == 1 ? NodeNamed(a, f->inputs(0)) : nullptr;
+    const schema::Node* m_b = m != nullptr ? NodeNamed(b, m->name()) : nullptr;
+    const bool is_fusion = m != nullptr && m->has_map() && m->map().keep_if().empty() && m_b != nullptr &&
+                           m_b->has_map() && m_b->map().keep_if_size() == f->filter().predicate_size() &&
+                           std::equal(f->filter().predicate().begin(), f->filter().predicate().end(),
+                                      m_b->map().keep_if().begin(), [](const auto& x, const auto& y) {
+                                        return MessageToJson(x) == MessageToJson(y);
+                                      });
+    if (!is_fusion) {
+      ++it;
+      continue;
+    }
+    d->fused.push_back({*it, m->name(), true});
+    Explained(d, m->name(), {"map.keep_if"});
+    // What read the filter reads the map now: the fusion, not a change of its own.
+    Rewired(d, *it, m->name());
+    it = d->removed.erase(it);
+  }
   // `n` reads what `m` read and `m` reads `n`, where `n` read `m`.
   for (const auto& n : a.nodes()) {
     if (n.inputs_size() != 1) continue;
@@ -125,13 +159,7 @@ void FindShapeChanges(const schema::Pipeline& a, const schema::Pipeline& b, Diff
       Explained(d, n.name(), {"inputs"});
       Explained(d, m->name(), {"inputs"});
       // What read `n` reads `m` now: the move, not a change of its own.
-      const std::string was = "\"" + n.name() + "\"", now = "\"" + m->name() + "\"";
-      for (auto& nc : d->changed) {
-        std::erase_if(nc.changes, [&](const FieldChange& c) {
-          return c.field.rfind("inputs", 0) == 0 && c.a == was && c.b == now;
-        });
-      }
-      std::erase_if(d->changed, [](const NodeFieldChanges& nc) { return nc.changes.empty(); });
+      Rewired(d, n.name(), m->name());
     }
   }
 }
@@ -252,7 +280,10 @@ std::string FormatDiffText(const Diff& d) {
   for (const auto& n : d.added) out += "  + " + n + " (added)\n";
   for (const auto& n : d.removed) out += "  - " + n + " (removed)\n";
   for (const auto& m : d.moved) out += "  ^ " + m.node + " (moved above " + m.other + ")\n";
-  for (const auto& f : d.fused) out += "  * " + f.node + " (fused into " + f.other + ": its steps run first there)\n";
+  for (const auto& f : d.fused) {
+    out += "  * " + f.node + " (fused into " + f.other +
+           (f.filter ? ": its predicate runs last there)\n" : ": its steps run first there)\n");
+  }
   for (const auto& nc : d.changed) {
     for (const auto& c : nc.changes) out += "  ~ " + nc.node + ": " + c.field + " " + c.a + " -> " + c.b + "\n";
   }
@@ -311,7 +342,9 @@ std::string FormatDiffJson(const Diff& d) {
   j["moved"] = Json::array();
   for (const auto& m : d.moved) j["moved"].push_back({{"node", m.node}, {"above", m.other}});
   j["fused"] = Json::array();
-  for (const auto& f : d.fused) j["fused"].push_back({{"node", f.node}, {"into", f.other}});
+  for (const auto& f : d.fused) {
+    j["fused"].push_back({{"node", f.node}, {"into", f.other}, {"as", f.filter ? "filter" : "map"}});
+  }
   j["changed"] = Json::array();
   for (const auto& nc : d.changed) {
     Json changes = Json::array();

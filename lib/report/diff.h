@@ -56,11 +56,13 @@ struct Diff {
   std::vector<NodeFieldChanges> changed;
   // Shape changes, told as such rather than as inputs rewired: `node`
   // moved above `other` (it reads what `other` read, and `other` reads
-  // it), or map `node` fused into map `other` (its steps run first there).
+  // it), map `node` fused into map `other` (its steps run first there), or
+  // filter `node` fused into map `other` (its predicate runs last there).
   // Their rewired inputs and the fused map's steps are not in `changed`.
   struct Shape {
     std::string node;
     std::string other;
+    bool filter = false;  // a fused filter
   };
   std::vector<Shape> moved;
   std::vector<Shape> fused;

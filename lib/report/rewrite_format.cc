@@ -87,7 +87,10 @@ Json ShapeJson(const rewrite::ShapeReport& s) {
   j["predicted_knobs_only"] = s.predicted_knobs_only;
   j["priced"] = s.priced;
   auto change = [](const rewrite::ShapeChange& c) {
-    return Json{{"kind", c.kind == rewrite::ShapeKind::kFuseMaps ? "fuse" : "move"},
+    const char* kind = c.kind == rewrite::ShapeKind::kFuseMaps     ? "fuse"
+                       : c.kind == rewrite::ShapeKind::kFuseFilter ? "fuse_filter"
+                                                                   : "move";
+    return Json{{"kind", kind},
                 {"upper", c.upper},
                 {"lower", c.lower},
                 {"rule", c.rule},
