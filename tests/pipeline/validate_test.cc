@@ -165,6 +165,16 @@ TEST_CASE("predicates only end filters", "[validate]") {
       {"name": "src", "op": "range", "range": {"stop": 10}},
       {"name": "m", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "length_filter"}]}}]})",
             "m", "map.udf[0].op", "is a predicate");
+  // A map's fused filter (keep_if) is checked as a filter's predicate.
+  ExpectOne(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 10}},
+      {"name": "m", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "add"}], "keep_if": [{"op": "add"}]}}]})",
+            "m", "map.keep_if[0].op", "must end in a predicate op");
+  ExpectOne(R"({"nodes": [
+      {"name": "src", "op": "range", "range": {"stop": 10}},
+      {"name": "m", "op": "map", "inputs": ["src"], "map": {"udf": [{"op": "add"}],
+       "keep_if": [{"op": "label_in", "args": {"min": "1"}}]}}]})",
+            "m", "map.keep_if[0].args.min", "must be a number");
 }
 
 TEST_CASE("duplicate names and parameters for the wrong op", "[validate]") {
