@@ -1,7 +1,8 @@
 // plumber optimize PIPELINE: runs the loop of lib/optimize (trace, analyze,
 // rewrite, run the rewrite, repeat while it pays) and writes the best
 // pipeline measured to -o (default: beside PIPELINE, so its relative paths
-// resolve). Ctrl-C ends the current run and writes the best so far.
+// resolve). Ctrl-C ends the current run and writes the best so far. Each
+// step's rewrite searches the shape first, as `plumber rewrite` does.
 #include <filesystem>
 #include <iostream>
 
@@ -33,6 +34,9 @@ struct OptimizeFlags {
   std::string format = "text";
   bool no_cache = false;
   bool no_prefetch = false;
+  int verify = 16;
+  bool no_reshape = false;
+  bool assume_valid_data = false;
 };
 
 // The flags as options; the validators (flag_check.h) have checked every
@@ -47,6 +51,9 @@ StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   PLUMBER_RETURN_IF_ERROR(ParseStorageFlags(f.storage, &o.storage));
   o.plan.allow_cache = !f.no_cache;
   o.rewrite.allow_prefetch = !f.no_prefetch;
+  o.reshape = !f.no_reshape;
+  o.verify = f.verify;
+  o.legality.assume_valid_data = f.assume_valid_data;
   o.base_dir = std::filesystem::path(f.pipeline).parent_path().string();
   o.tool_version = kPlumberVersion;
   o.argv = {"plumber", "optimize", f.pipeline};
@@ -116,6 +123,14 @@ Handler SetupOptimize(CLI::App& app) {
   app.add_option("--format", f->format, "Step table: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--no-cache", f->no_cache, "Do not insert a cache");
   app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");
+  app.add_flag("--no-reshape", f->no_reshape, "Tune knobs only: move and fuse no ops");
+  app.add_option("--verify", f->verify,
+                 "Outputs compared between a step's pipeline and its reshaping before a shape change is made; 0 "
+                 "makes shape changes unverified (default 16)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--assume-valid-data", f->assume_valid_data,
+               "Every record parses and decodes: a filter may move above a decode (on a corrupt record the "
+               "rewrite drops it with the filtered elements instead of failing)");
   return [f] { return RunOptimize(*f); };
 }
 

@@ -58,20 +58,6 @@ std::string DataDir(const RewriteFlags& f, const schema::TraceHeader& header) {
   return "";
 }
 
-// The shape search's proof: both pipelines' first `n` outputs, in order
-// (every rule keeps the order: a shuffle moved keeps its seed's
-// permutation).
-rewrite::ShapeVerifier Verifier(Env* env, std::string dir, int n) {
-  return [env, dir = std::move(dir), n](const schema::Pipeline& traced,
-                                        const schema::Pipeline& reshaped) -> StatusOr<rewrite::ShapeVerdict> {
-    auto check = optimize::CompareOutputs(env, traced, reshaped, dir, n, /*any_order=*/false);
-    if (!check.ok()) return check.status();
-    if (!check->same) return rewrite::ShapeVerdict{false, check->difference};
-    return rewrite::ShapeVerdict{true, "the first " + std::to_string(check->compared) +
-                                           " outputs are the same, in order"};
-  };
-}
-
 int RunRewrite(const RewriteFlags& f) {
   Env* env = Env::Default();
   StatusOr<Encoding> encoding = Encoding::kJson;
@@ -112,7 +98,7 @@ int RunRewrite(const RewriteFlags& f) {
       shape.unverified = "not run: plumber cannot run an imported pipeline; make the edit only where its "
                          "conditions hold";
     } else if (f.verify > 0) {
-      shape.verify = Verifier(env, DataDir(f, loaded->header), f.verify);
+      shape.verify = optimize::OutputVerifier(env, DataDir(f, loaded->header), f.verify);
     } else {
       shape.unverified = "not verified (--verify 0): the output may differ";
     }

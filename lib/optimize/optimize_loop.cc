@@ -12,6 +12,9 @@
 #include <spdlog/spdlog.h>
 
 #include "analysis/analyze.h"
+#include "analysis/trace_source.h"
+#include "optimize/output_check.h"
+#include "rewrite/shape_search.h"
 #include "traceio/pipeline_io.h"
 
 namespace plumber::optimize {
@@ -60,6 +63,45 @@ StatusOr<Measured> Measure(Env* env, const ProgramGraph& pipeline, const std::st
   m.throughput = run.measured_seconds > 0 ? static_cast<double>(run.measured_batches) / run.measured_seconds : 0;
   m.run = std::move(run);
   return m;
+}
+
+// A shape change in the step table's terms: "keep moved above decode",
+// "check fused into make".
+rewrite::Change AsChange(const rewrite::AppliedShape& a) {
+  const rewrite::ShapeChange& c = a.change;
+  rewrite::Change out;
+  switch (c.kind) {
+    case rewrite::ShapeKind::kMoveAbove: out = {c.upper, "moved above", "", c.lower, "", 0}; break;
+    case rewrite::ShapeKind::kFuseMaps: out = {c.lower, "fused into", "", c.upper, "", 0}; break;
+    case rewrite::ShapeKind::kFuseFilter: out = {c.upper, "fused into", "", c.lower, "", 0}; break;
+  }
+  out.why = c.rule + ": " + c.reason + "; " + a.verification;
+  out.predicted_after = a.predicted_after;
+  return out;
+}
+
+// The step's rewrite: the shape search then the knobs, or the knobs alone.
+// `report` becomes the analysis of the shape the rewrite chose.
+StatusOr<rewrite::RewriteResult> RewriteStep(Env* env, const std::string& trace_path, analysis::Analysis* report,
+                                             const analysis::AnalysisOptions& aopt, const rewrite::RewriteOptions& ropt,
+                                             const OptimizeOptions& o) {
+  if (!o.reshape) return rewrite::Rewrite(*report, ropt);
+  PLUMBER_ASSIGN_OR_RETURN(auto loaded, analysis::LoadTraceFile(env, trace_path, aopt.window, aopt.max_memory_bytes));
+  rewrite::ShapeSearchOptions shape;
+  shape.legality = o.legality;
+  if (o.verify > 0) {
+    shape.verify = OutputVerifier(env, o.base_dir, o.verify);
+  } else {
+    shape.unverified = "not verified (--verify 0): the output may differ";
+  }
+  PLUMBER_ASSIGN_OR_RETURN(auto searched, rewrite::SearchShapes(loaded, std::move(*report), aopt, ropt, shape));
+  *report = std::move(searched.analysis);
+  // Shape changes first: they apply before the knobs.
+  std::vector<rewrite::Change> changes;
+  for (const auto& a : searched.rewrite.shape.applied) changes.push_back(AsChange(a));
+  changes.insert(changes.end(), searched.rewrite.changes.begin(), searched.rewrite.changes.end());
+  searched.rewrite.changes = std::move(changes);
+  return std::move(searched.rewrite);
 }
 
 void Announce(const std::function<void(const Progress&)>& progress, int step, const OptimizeOptions& o,
@@ -171,7 +213,15 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
 
     Announce(progress, k, o, "rewrite");
     measured_costs.Add(*report);
-    auto rewritten = rewrite::Rewrite(*report, ropt);
+    auto rewritten = RewriteStep(env, step.trace_path, &*report, aopt, ropt, o);
+    // What this step measured of a node the rewrite moved or fused does
+    // not price it from the next step on.
+    if (rewritten.ok()) {
+      for (const auto& a : rewritten->shape.applied) {
+        measured_costs.Forget(a.change.upper);
+        measured_costs.Forget(a.change.lower);
+      }
+    }
     if (!rewritten.ok()) {
       if (k == 0) return rewritten.status().WithContext(step.trace_path);
       result.failure = rewritten.status().WithContext(step.trace_path);

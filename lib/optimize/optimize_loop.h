@@ -24,6 +24,7 @@
 #include "base/env.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
+#include "pipeline/legal_moves.h"
 #include "pipeline/program_graph.h"
 #include "rewrite/rewriter.h"
 #include "runtime/run.h"
@@ -55,6 +56,13 @@ struct OptimizeOptions {
   // rewrite applies it.
   analysis::PlanOptions plan;
   rewrite::RewriteOptions rewrite;
+  // Each step's rewrite first searches the pipeline's shape (moves and
+  // fusions, rewrite/shape_search.h), as `plumber rewrite` does, each
+  // change proven by running the step's pipeline and the reshaped one and
+  // comparing their first `verify` outputs (0: unverified). Off: knobs only.
+  bool reshape = true;
+  LegalityOptions legality;
+  int verify = 16;
   // Storage throttles for every run (they are recorded in each trace, so the
   // model sees the storage bound).
   runtime::StorageOptions storage;

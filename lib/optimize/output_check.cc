@@ -67,4 +67,15 @@ StatusOr<OutputCheck> CompareOutputs(Env* env, const schema::Pipeline& original,
   return check;
 }
 
+rewrite::ShapeVerifier OutputVerifier(Env* env, std::string base_dir, int n) {
+  return [env, dir = std::move(base_dir), n](const schema::Pipeline& traced,
+                                             const schema::Pipeline& reshaped) -> StatusOr<rewrite::ShapeVerdict> {
+    auto check = CompareOutputs(env, traced, reshaped, dir, n, /*any_order=*/false);
+    if (!check.ok()) return check.status();
+    if (!check->same) return rewrite::ShapeVerdict{false, check->difference};
+    return rewrite::ShapeVerdict{true, "the first " + std::to_string(check->compared) +
+                                           " outputs are the same, in order"};
+  };
+}
+
 }  // namespace plumber::optimize

@@ -12,6 +12,7 @@
 #include "base/env.h"
 #include "base/status.h"
 #include "pipeline.pb.h"
+#include "rewrite/shape_search.h"
 
 namespace plumber::optimize {
 
@@ -33,5 +34,11 @@ struct OutputCheck {
 // either pipeline, named as "the original" or "the rewrite".
 StatusOr<OutputCheck> CompareOutputs(Env* env, const schema::Pipeline& original, const schema::Pipeline& rewritten,
                                      const std::string& base_dir, int64_t n, bool any_order);
+
+// The shape search's proof (rewrite/shape_search.h), as `rewrite
+// --verify N` and the optimize loop give it: both pipelines' first `n`
+// outputs, in order (every rule keeps the order: a shuffle moved keeps its
+// seed's permutation), relative paths resolved against `base_dir`.
+rewrite::ShapeVerifier OutputVerifier(Env* env, std::string base_dir, int n);
 
 }  // namespace plumber::optimize

@@ -41,6 +41,10 @@ struct MeasuredCosts {
   // Null when the stage was never measured at `parallelism`.
   const MeasuredCost* Find(const std::string& stage, int parallelism) const;
 
+  // Drops what was measured of `stage`: a shape change (a move, a fusion)
+  // gave that name other work, which its old costs do not price.
+  void Forget(const std::string& stage) { stages.erase(stage); }
+
   bool empty() const { return stages.empty(); }
 };
 

@@ -75,6 +75,21 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
   const analysis::HandoffPrice price = analysis::HandoffPriceOf(trace.header.machine());
   analysis::LoadedTrace current = trace;
   std::set<std::string> dropped;
+  // Costs the optimize loop measured in earlier steps price a node by its
+  // name; a node a change moves or fuses does other work under that name,
+  // so its costs are left out of the candidates' pricing.
+  std::optional<MeasuredCosts> learned;
+  if (rewrite_options.learned != nullptr) learned = *rewrite_options.learned;
+  auto pricing = [&](const ShapeChange& c, MeasuredCosts* pruned) {
+    RewriteOptions o = rewrite_options;
+    if (learned) {
+      *pruned = *learned;
+      pruned->Forget(c.upper);
+      pruned->Forget(c.lower);
+      o.learned = pruned;
+    }
+    return o;
+  };
   while (static_cast<int>(report.applied.size()) < options.max_changes && report.priced < options.max_priced &&
          (best.analysis.program_graph().size() <= options.large_program_nodes ||
           report.priced < options.max_priced_large)) {
@@ -108,7 +123,8 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
       if (!reshaped.ok()) continue;
       auto a = analysis::Analyze(*reshaped, analysis_options);
       if (!a.ok()) continue;
-      auto r = Rewrite(*a, rewrite_options);
+      MeasuredCosts pruned;
+      auto r = Rewrite(*a, pricing(c, &pruned));
       ++report.priced;
       if (!r.ok()) continue;
       priced.push_back({c, std::move(*reshaped), std::move(*a), std::move(*r)});
@@ -143,6 +159,10 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
       taken = &c;
     }
     if (taken == nullptr) break;
+    if (learned) {
+      learned->Forget(taken->change.upper);
+      learned->Forget(taken->change.lower);
+    }
     current = std::move(taken->trace);
     best = {std::move(*taken->analysis), std::move(taken->rewrite)};
   }

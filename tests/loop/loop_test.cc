@@ -303,6 +303,58 @@ TEST_CASE("optimize loop: steps, best step, traces kept", "[loop]") {
   CHECK(table.find("stopped: reached the limit of 2 steps") != std::string::npos);
 }
 
+// A 100 us map, then a 400 us check as a filter keeping three quarters:
+// examples/checked.json, in small batches.
+TEST_CASE("optimize loop: each step's rewrite fuses and moves too, and forgets the old node's costs", "[loop]") {
+  runtime::testing::TempDir dir;
+  REQUIRE(Env::Default()->CreateDirectories(dir.File("traces")).ok());
+  auto p = ParsePipeline(R"({"name": "checked", "nodes": [
+    {"name": "source", "op": "range", "range": {"stop": 1000}},
+    {"name": "epochs", "op": "repeat", "inputs": ["source"]},
+    {"name": "make", "op": "map", "inputs": ["epochs"], "map": {"udf": [
+      {"op": "cpu_burn", "args": {"micros": 100}}, {"op": "add", "args": {"value": 1}}]}},
+    {"name": "check", "op": "filter", "inputs": ["make"], "filter": {"predicate": [
+      {"op": "cpu_burn", "args": {"micros": 400}}, {"op": "label_in", "args": {"min": 1, "max": 750}}]}},
+    {"name": "batch", "op": "batch", "inputs": ["check"], "batch": {"batch_size": 16}}]})",
+                         "checked");
+  REQUIRE(p.ok());
+  optimize::OptimizeOptions o = LoopOptions(dir.path(), dir.File("traces"));
+  o.max_steps = 3;
+  auto result = optimize::Optimize(Env::Default(), runtime::testing::Graph(*p), o);
+  REQUIRE(result.ok());
+  const auto& r = *result;
+  REQUIRE(r.steps.size() >= 2);
+  // The check's one thread holds the pipeline; fused into make, make's pool
+  // runs it. Shape changes come first in the step's changes.
+  REQUIRE_FALSE(r.steps[1].changes.empty());
+  const rewrite::Change& fused = r.steps[1].changes[0];
+  CHECK(fused.node == "check");
+  CHECK(fused.what == "fused into");
+  CHECK(fused.after == "make");
+  CHECK_THAT(fused.why, Catch::EndsWith("the first 16 outputs are the same, in order"));
+  bool has_check = false;
+  for (const auto& n : r.steps[1].pipeline.nodes()) {
+    has_check |= n.name() == "check";
+    if (n.name() == "make") CHECK(n.map().keep_if_size() == 2);
+  }
+  CHECK_FALSE(has_check);
+  CHECK(report::StepTable(r).find("check: fused into make") != std::string::npos);
+  // Step 0 measured make without the check's work: that cost must not
+  // price the fused make at 1 thread in a later step.
+  for (size_t k = 2; k < r.steps.size(); ++k) {
+    for (const auto& l : r.steps[k].learned) CHECK_FALSE((l.stage == "make" && l.parallelism == 1));
+  }
+  // Knobs only, the check stays.
+  o.reshape = false;
+  o.max_steps = 2;
+  o.trace_dir = dir.File("traces");
+  auto knobs = optimize::Optimize(Env::Default(), runtime::testing::Graph(*p), o);
+  REQUIRE(knobs.ok());
+  for (const auto& s : knobs->steps) {
+    for (const auto& c : s.changes) CHECK(c.what != "fused into");
+  }
+}
+
 TEST_CASE("optimize loop: a stop request keeps the best step measured", "[loop]") {
   TinyData data = MakeTinyData();
   const std::string base = data.dir.path();

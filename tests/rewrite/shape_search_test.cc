@@ -148,10 +148,11 @@ TEST_CASE("two fused maps: one node with both maps' work, less the hand-off betw
 // -> check (a predicate costing 200 us on the consumer's thread, keeping
 // half) -> batch 32, over 1 s on 4 cores: the check's one thread is what
 // holds the pipeline back, and a filter does not spread over cores.
-TraceBuilder CostlyCheckAfterPool() {
+TraceBuilder CostlyCheckAfterPool(int decode_parallelism = 4) {
   TraceBuilder b(R"({"nodes": [
     {"name": "src", "op": "range", "range": {"stop": 100000}},
-    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"parallelism": 4, "udf": [
+    {"name": "decode", "op": "map", "inputs": ["src"], "map": {"parallelism": )" +
+                     std::to_string(decode_parallelism) + R"(, "udf": [
       {"op": "cpu_burn", "args": {"micros": 400}}]}},
     {"name": "check", "op": "filter", "inputs": ["decode"], "filter": {"predicate": [
       {"op": "cpu_burn", "args": {"micros": 200}}, {"op": "label_in", "args": {"max": 49999}}]}},
@@ -234,6 +235,29 @@ TEST_CASE("the search fuses a costly filter into the pool below it, and the fuse
   REQUIRE(p.nodes_size() >= 3);
   CHECK(p.nodes(1).name() == "decode");
   CHECK(p.nodes(1).map().keep_if_size() == 2);
+}
+
+TEST_CASE("costs learned of a node before a change do not price it after the change", "[rewrite][shape]") {
+  auto search = [](const MeasuredCosts* learned) {
+    analysis::AnalysisOptions aopt;
+    aopt.solve_programs = true;
+    // Traced on one thread, so the rewrite gives decode others, where
+    // learned costs would price it.
+    const analysis::LoadedTrace trace = Load(CostlyCheckAfterPool(1));
+    auto traced = analysis::Analyze(trace, aopt);
+    REQUIRE(traced.ok());
+    RewriteOptions ropt;
+    ropt.learned = learned;
+    auto r = SearchShapes(trace, std::move(*traced), aopt, ropt, {});
+    REQUIRE(r.ok());
+    REQUIRE(r->rewrite.shape.applied.size() == 1);
+    return r->rewrite.shape.applied[0].predicted_after;
+  };
+  // An earlier step measured decode, before the fusion, at 1 ms an element
+  // on 2 to 8 threads: that is not what the fused decode costs.
+  MeasuredCosts learned;
+  for (int p = 2; p <= 8; ++p) learned.stages["decode"][p] = {1e-3, 1e-3, 5000};
+  CHECK(search(&learned) == Approx(search(nullptr)).epsilon(1e-9));
 }
 
 TEST_CASE("the search moves the filter when the model says it gains and the run agrees", "[rewrite][shape]") {
