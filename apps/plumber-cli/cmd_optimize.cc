@@ -14,6 +14,7 @@
 #include "loop_ui.h"
 #include "optimize/optimize_loop.h"
 #include "report/optimize_format.h"
+#include "shape_flags.h"
 #include "storage_flags.h"
 #include "traceio/pipeline_io.h"
 #include "version.h"
@@ -34,9 +35,7 @@ struct OptimizeFlags {
   std::string format = "text";
   bool no_cache = false;
   bool no_prefetch = false;
-  int verify = 16;
-  bool no_reshape = false;
-  bool assume_valid_data = false;
+  ShapeFlags shape;
 };
 
 // The flags as options; the validators (flag_check.h) have checked every
@@ -51,9 +50,9 @@ StatusOr<optimize::OptimizeOptions> ParseFlags(const OptimizeFlags& f) {
   PLUMBER_RETURN_IF_ERROR(ParseStorageFlags(f.storage, &o.storage));
   o.plan.allow_cache = !f.no_cache;
   o.rewrite.allow_prefetch = !f.no_prefetch;
-  o.reshape = !f.no_reshape;
-  o.verify = f.verify;
-  o.legality.assume_valid_data = f.assume_valid_data;
+  o.reshape = !f.shape.no_reshape;
+  o.verify = f.shape.verify;
+  o.legality.assume_valid_data = f.shape.assume_valid_data;
   o.base_dir = std::filesystem::path(f.pipeline).parent_path().string();
   o.tool_version = kPlumberVersion;
   o.argv = {"plumber", "optimize", f.pipeline};
@@ -123,14 +122,7 @@ Handler SetupOptimize(CLI::App& app) {
   app.add_option("--format", f->format, "Step table: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--no-cache", f->no_cache, "Do not insert a cache");
   app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");
-  app.add_flag("--no-reshape", f->no_reshape, "Tune knobs only: move and fuse no ops");
-  app.add_option("--verify", f->verify,
-                 "Outputs compared between a step's pipeline and its reshaping before a shape change is made; 0 "
-                 "makes shape changes unverified (default 16)")
-      ->check(CLI::Range(0, 1000000));
-  app.add_flag("--assume-valid-data", f->assume_valid_data,
-               "Every record parses and decodes: a filter may move above a decode (on a corrupt record the "
-               "rewrite drops it with the filtered elements instead of failing)");
+  AddShapeFlags(app, &f->shape, "a step's pipeline");
   return [f] { return RunOptimize(*f); };
 }
 

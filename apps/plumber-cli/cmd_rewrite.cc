@@ -26,6 +26,7 @@
 #include "rewrite/rewriter.h"
 #include "rewrite/shape_search.h"
 #include "rewrite/torch_advice.h"
+#include "shape_flags.h"
 #include "traceio/pipeline_io.h"
 
 namespace plumber::cli {
@@ -39,9 +40,7 @@ struct RewriteFlags {
   bool no_cache = false;
   bool no_prefetch = false;
   std::string cache_dir;
-  int verify = 16;
-  bool no_reshape = false;
-  bool assume_valid_data = false;
+  ShapeFlags shape;
   std::string data_dir;
 };
 
@@ -89,16 +88,16 @@ int RunRewrite(const RewriteFlags& f) {
   rewrite::RewriteOptions options;
   options.allow_prefetch = !f.no_prefetch;
   auto result = [&]() -> StatusOr<rewrite::RewriteResult> {
-    if (f.no_reshape) return rewrite::Rewrite(*report, options);
+    if (f.shape.no_reshape) return rewrite::Rewrite(*report, options);
     rewrite::ShapeSearchOptions shape;
-    shape.legality.assume_valid_data = f.assume_valid_data;
+    shape.legality.assume_valid_data = f.shape.assume_valid_data;
     if (!report->imported_from.empty()) {
       // tf.data's functions are opaque and its pipeline is the user's
       // Python: a move is advice on conditions only the user can check.
       shape.unverified = "not run: plumber cannot run an imported pipeline; make the edit only where its "
                          "conditions hold";
-    } else if (f.verify > 0) {
-      shape.verify = optimize::OutputVerifier(env, DataDir(f, loaded->header), f.verify);
+    } else if (f.shape.verify > 0) {
+      shape.verify = optimize::OutputVerifier(env, DataDir(f, loaded->header), f.shape.verify);
     } else {
       shape.unverified = "not verified (--verify 0): the output may differ";
     }
@@ -140,14 +139,7 @@ Handler SetupRewrite(CLI::App& app) {
   app.add_flag("--no-prefetch", f->no_prefetch, "Do not add or grow the output prefetch");
   app.add_option("--cache-dir", f->cache_dir,
                  "Where a file cache may go when memory is short (default: beside the output)");
-  app.add_flag("--no-reshape", f->no_reshape, "Tune knobs only: move and fuse no ops");
-  app.add_option("--verify", f->verify,
-                 "Outputs compared between the traced and the reshaped pipeline before a shape change is made; 0 "
-                 "makes changes unverified (default 16)")
-      ->check(CLI::Range(0, 1000000));
-  app.add_flag("--assume-valid-data", f->assume_valid_data,
-               "Every record parses and decodes: a filter may move above a decode (on a corrupt record the "
-               "rewrite drops it with the filtered elements instead of failing)");
+  AddShapeFlags(app, &f->shape, "the traced pipeline");
   app.add_option("--data-dir", f->data_dir,
                  "Where the traced pipeline's files are, for --verify (default: beside the pipeline it ran)");
   return [f] { return RunRewrite(*f); };

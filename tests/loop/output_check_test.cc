@@ -77,17 +77,24 @@ TEST_CASE("a move the rules refuse, made anyway, is caught by running both", "[o
   CHECK(check.difference == "element 0 differs");
 }
 
-TEST_CASE("a filter moved above a random crop changes the crops, and the rules refuse it", "[output_check]") {
-  const ScopedTempDir dir = runtime::testing::ImageDir("plumber-output-check-", 24, 48, 5);
-  // Keep the labels of every other record, so the filter drops some.
-  const std::string json_head = R"({"name": "img", "nodes": [
+// Generated images: parse -> crop (decode, a seeded random crop) -> keep (a
+// label_in filter whose arguments and the rest of the JSON follow `tail`).
+std::string CropThenKeep(const std::string& tail) {
+  return R"({"name": "img", "nodes": [
     {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
     {"name": "parse", "op": "map", "inputs": ["read"], "map": {"udf": [
       {"op": "parse_example", "args": {"features": ["image/encoded", "image/class/label"]}}]}},
     {"name": "crop", "op": "map", "inputs": ["parse"], "map": {"udf": [
       {"op": "decode_jpeg"}, {"op": "random_crop", "args": {"height": 32, "width": 32, "seed": 7}}]}},
     {"name": "keep", "op": "filter", "inputs": ["crop"], "filter": {"predicate": [
-      {"op": "label_in", "args": {"component": 1, "values": [)";
+      {"op": "label_in", "args": {"component": 1, )" +
+         tail;
+}
+
+TEST_CASE("a filter moved above a random crop changes the crops, and the rules refuse it", "[output_check]") {
+  const ScopedTempDir dir = runtime::testing::ImageDir("plumber-output-check-", 24, 48, 5);
+  // Keep the labels of every other record, so the filter drops some.
+  const std::string json_head = CropThenKeep(R"("values": [)");
   // Every label the data has, then all but one of them.
   auto labels = [&](const schema::Pipeline& p) {
     runtime::testing::Harness h(p, {}, false, dir.path());
@@ -120,14 +127,7 @@ TEST_CASE("a filter moved above a random crop changes the crops, and the rules r
 
 TEST_CASE("a filter fused into a random crop's map, pooled, yields what the pair did", "[output_check]") {
   const ScopedTempDir dir = runtime::testing::ImageDir("plumber-output-check-", 24, 48, 5);
-  const schema::Pipeline naive = Parse(R"({"name": "img", "nodes": [
-    {"name": "read", "op": "tfrecord", "tfrecord": {"files": ["train-00000-of-00001.tfrecord"]}},
-    {"name": "parse", "op": "map", "inputs": ["read"], "map": {"udf": [
-      {"op": "parse_example", "args": {"features": ["image/encoded", "image/class/label"]}}]}},
-    {"name": "crop", "op": "map", "inputs": ["parse"], "map": {"udf": [
-      {"op": "decode_jpeg"}, {"op": "random_crop", "args": {"height": 32, "width": 32, "seed": 7}}]}},
-    {"name": "keep", "op": "filter", "inputs": ["crop"], "filter": {"predicate": [
-      {"op": "label_in", "args": {"component": 1, "max": 499}}]}}], "output": "keep"})");
+  const schema::Pipeline naive = Parse(CropThenKeep(R"("max": 499}}]}}], "output": "keep"})"));
   const ProgramGraph g = runtime::testing::Graph(naive);
   // Where the move is refused (the crop is random), the fusion is not: the
   // predicate still runs after the crop, with the crop's index.
