@@ -89,13 +89,14 @@ void UnfusedChains(const Analysis& r, std::vector<std::string>* f) {
 // (a filter spreads over no cores) above a map it could fuse into: the
 // map's pool, which a knob sizes, would then run the predicate too.
 void UnfusedFilters(const Analysis& r, std::vector<std::string>* f) {
-  if (r.cpu_seconds_per_minibatch <= 0) return;
+  // An imported filter never fuses (its predicate is opaque).
+  if (r.cpu_seconds_per_minibatch <= 0 || !r.imported_from.empty()) return;
   const ProgramGraph& g = r.program_graph();
   for (int i = 0; i < g.size(); ++i) {
     if (g.inputs(i).size() != 1) continue;
     const int below = g.inputs(i)[0];
     const NodeModel* filter = r.Find(g.name(i));
-    if (filter == nullptr || !filter->reliable || !r.imported_from.empty()) continue;
+    if (filter == nullptr || !filter->reliable) continue;
     const double cost = filter->cpu_seconds_per_minibatch;
     // Worth a sentence when it is a tenth of the pipeline's CPU.
     if (cost < 0.1 * r.cpu_seconds_per_minibatch) continue;

@@ -91,7 +91,7 @@ class Grouper {
 ThreadGroups BuildThreadGroups(const ProgramGraph& graph) { return Grouper(graph).Run(); }
 
 bool ThreadGroups::HandsOff(int i) const {
-  return std::any_of(groups.begin(), groups.end(), [i](const ThreadGroup& g) { return g.owner == i && !g.serialized; });
+  return std::any_of(groups.begin(), groups.end(), [i](const ThreadGroup& g) { return g.owner == i && g.hands_off(); });
 }
 
 }  // namespace plumber::analysis

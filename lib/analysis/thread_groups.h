@@ -31,6 +31,10 @@ struct ThreadGroup {
   // many workers there are, its members run as if on one thread. These
   // members also belong to the workers' group.
   bool serialized = false;
+
+  // Its threads hand each element its owner makes to the owner's
+  // consumer's thread (a pool's, a prefetch's, a parallel interleave's).
+  bool hands_off() const { return owner >= 0 && !serialized; }
 };
 
 struct ThreadGroups {

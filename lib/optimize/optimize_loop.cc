@@ -14,6 +14,7 @@
 #include "analysis/analyze.h"
 #include "analysis/trace_source.h"
 #include "optimize/output_check.h"
+#include "rewrite/reshape.h"
 #include "rewrite/shape_search.h"
 #include "traceio/pipeline_io.h"
 
@@ -214,14 +215,6 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
     Announce(progress, k, o, "rewrite");
     measured_costs.Add(*report);
     auto rewritten = RewriteStep(env, step.trace_path, &*report, aopt, ropt, o);
-    // What this step measured of a node the rewrite moved or fused does
-    // not price it from the next step on.
-    if (rewritten.ok()) {
-      for (const auto& a : rewritten->shape.applied) {
-        measured_costs.Forget(a.change.upper);
-        measured_costs.Forget(a.change.lower);
-      }
-    }
     if (!rewritten.ok()) {
       if (k == 0) return rewritten.status().WithContext(step.trace_path);
       result.failure = rewritten.status().WithContext(step.trace_path);
@@ -229,6 +222,9 @@ StatusOr<OptimizeResult> Optimize(Env* env, const ProgramGraph& program, const O
       result.stopped_because = "the trace of step " + std::to_string(k) + " could not be rewritten";
       break;
     }
+    // What this step measured of a node the rewrite moved or fused does
+    // not price it from the next step on.
+    for (const auto& a : rewritten->shape.applied) rewrite::ForgetChanged(a.change, &measured_costs);
     if (k == 0) step.predicted = rewritten->predicted_before;
     const bool ceiling = rewritten->predicted_unbounded;
     predicted = ceiling ? std::nullopt : std::optional<double>(rewritten->predicted_after);

@@ -18,8 +18,8 @@ namespace {
 // each element it makes to the thread of its consumer.
 std::set<std::string> HandsOff(const ProgramGraph& g, const analysis::ThreadGroups& tg) {
   std::set<std::string> names;
-  for (int i = 0; i < g.size(); ++i) {
-    if (tg.HandsOff(i)) names.insert(g.name(i));
+  for (const auto& group : tg.groups) {
+    if (group.hands_off()) names.insert(g.name(group.owner));
   }
   return names;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "analysis/thread_groups.h"
 #include "pipeline/op_table.h"
@@ -28,6 +29,12 @@ schema::NodeStats* FindStats(schema::Snapshot* s, const std::string& name) {
     if (n.name() == name) return &n;
   }
   return nullptr;
+}
+
+// A node the change removed (fused into another) leaves the snapshot.
+void EraseStats(schema::Snapshot* s, const std::string& name) {
+  auto& nodes = *s->mutable_nodes();
+  nodes.erase(std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name() == name; }));
 }
 
 double Ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 1.0; }
@@ -106,8 +113,7 @@ void FuseCounters(schema::Snapshot* s, const std::string& upper, const std::stri
   u->set_storage_request_ns(l->storage_request_ns() + u->storage_request_ns());
   u->set_wakeups(l->wakeups() + u->wakeups());
   u->set_parallelism(std::max(l->parallelism(), u->parallelism()));
-  auto& nodes = *s->mutable_nodes();
-  nodes.erase(std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name() == lower; }));
+  EraseStats(s, lower);
 }
 
 // Filter `filter` fused into map `map` in one snapshot: the map does both
@@ -126,8 +132,7 @@ void FuseFilterCounters(schema::Snapshot* s, const std::string& filter, const st
   m->set_self_wall_ns(std::max(m->self_wall_ns() + f->self_wall_ns() - saved, int64_t{0}));
   m->clear_cardinality();
   if (f->has_cardinality()) m->set_cardinality(f->cardinality());
-  auto& nodes = *s->mutable_nodes();
-  nodes.erase(std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name() == filter; }));
+  EraseStats(s, filter);
 }
 
 // What handing `lower`'s elements to `upper` cost per element, in
@@ -188,6 +193,11 @@ std::vector<ShapeChange> ImportedShapeChanges(const ProgramGraph& g) {
   return out;
 }
 
+void ForgetChanged(const ShapeChange& change, MeasuredCosts* costs) {
+  costs->Forget(change.upper);
+  costs->Forget(change.lower);
+}
+
 Status ApplyShapeChange(schema::Pipeline* program, const ShapeChange& c) {
   switch (c.kind) {
     case ShapeKind::kFuseMaps: return FuseMaps(program, c.upper, c.lower);
@@ -206,27 +216,37 @@ StatusOr<analysis::LoadedTrace> Reshape(const analysis::LoadedTrace& trace, cons
   }
   schema::Pipeline program = g.program();
   PLUMBER_RETURN_IF_ERROR(ApplyShapeChange(&program, change));
-  analysis::LoadedTrace out = trace;
-  if (change.kind == ShapeKind::kFuseMaps) {
-    const double handoff_ns = HandoffNs(g, trace, lower, price);
-    FuseCounters(&out.window.end, change.upper, change.lower, handoff_ns);
-    if (out.window.start) FuseCounters(&*out.window.start, change.upper, change.lower, handoff_ns);
-  } else if (change.kind == ShapeKind::kFuseFilter) {
-    const double handoff_ns = HandoffNs(g, trace, lower, price);
-    FuseFilterCounters(&out.window.end, change.upper, change.lower, handoff_ns);
-    if (out.window.start) FuseFilterCounters(&*out.window.start, change.upper, change.lower, handoff_ns);
-  } else {
-    const bool counts_change = g.op(upper).moves_above_map != MovesAboveMap::kPermutes;
-    bool bytes = false;
-    if (const NodeUdfSteps* steps = g.op(upper).udf != nullptr ? g.op(upper).udf(g.node(upper)) : nullptr) {
-      for (const auto& step : *steps) {
-        const UdfOpDef* row = FindUdfOp(step.op());
-        bytes = bytes || (row != nullptr && row->cost == CostFollows::kBytes);
+  // How the counters of one snapshot move with the change; applied to the
+  // window's end and start alike.
+  std::function<void(schema::Snapshot*)> move;
+  const std::string &u = change.upper, &l = change.lower;
+  switch (change.kind) {
+    case ShapeKind::kFuseMaps:
+      move = [&, handoff_ns = HandoffNs(g, trace, lower, price)](schema::Snapshot* s) {
+        FuseCounters(s, u, l, handoff_ns);
+      };
+      break;
+    case ShapeKind::kFuseFilter:
+      move = [&, handoff_ns = HandoffNs(g, trace, lower, price)](schema::Snapshot* s) {
+        FuseFilterCounters(s, u, l, handoff_ns);
+      };
+      break;
+    case ShapeKind::kMoveAbove: {
+      const bool counts_change = g.op(upper).moves_above_map != MovesAboveMap::kPermutes;
+      bool bytes = false;
+      if (const NodeUdfSteps* steps = g.op(upper).udf != nullptr ? g.op(upper).udf(g.node(upper)) : nullptr) {
+        for (const auto& step : *steps) {
+          const UdfOpDef* row = FindUdfOp(step.op());
+          bytes = bytes || (row != nullptr && row->cost == CostFollows::kBytes);
+        }
       }
+      move = [&, counts_change, bytes](schema::Snapshot* s) { MoveCounters(s, u, l, counts_change, bytes); };
+      break;
     }
-    MoveCounters(&out.window.end, change.upper, change.lower, counts_change, bytes);
-    if (out.window.start) MoveCounters(&*out.window.start, change.upper, change.lower, counts_change, bytes);
   }
+  analysis::LoadedTrace out = trace;
+  move(&out.window.end);
+  if (out.window.start) move(&*out.window.start);
   auto graph = ProgramGraph::Build(std::move(program), trace.source + " (" + DescribeChange(change) + ")");
   if (!graph.ok()) return graph.status();
   out.graph = std::make_shared<const ProgramGraph>(std::move(*graph));

@@ -23,6 +23,7 @@
 #include "base/status.h"
 #include "pipeline/legal_moves.h"
 #include "pipeline/program_graph.h"
+#include "rewrite/measured_costs.h"
 
 namespace plumber::rewrite {
 
@@ -87,6 +88,10 @@ std::vector<ShapeChange> LegalShapeChanges(const ProgramGraph& g, const Legality
 // The moves of a program imported from tf.data: each filter, take, skip or
 // shuffle directly above a map, with the conditions the user must check.
 std::vector<ShapeChange> ImportedShapeChanges(const ProgramGraph& g);
+
+// Drops from `costs` what was measured of the nodes `change` touches: a
+// moved or fused node does other work under its old name.
+void ForgetChanged(const ShapeChange& change, MeasuredCosts* costs);
 
 // `change` applied to a pipeline definition (rewrite/shape_edits.h):
 // InvalidArgument when the nodes are not where it needs them; legality is

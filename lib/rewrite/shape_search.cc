@@ -84,8 +84,7 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
     RewriteOptions o = rewrite_options;
     if (learned) {
       *pruned = *learned;
-      pruned->Forget(c.upper);
-      pruned->Forget(c.lower);
+      ForgetChanged(c, pruned);
       o.learned = pruned;
     }
     return o;
@@ -159,10 +158,7 @@ StatusOr<ShapeSearchResult> SearchShapes(const analysis::LoadedTrace& trace, ana
       taken = &c;
     }
     if (taken == nullptr) break;
-    if (learned) {
-      learned->Forget(taken->change.upper);
-      learned->Forget(taken->change.lower);
-    }
+    if (learned) ForgetChanged(taken->change, &*learned);
     current = std::move(taken->trace);
     best = {std::move(*taken->analysis), std::move(taken->rewrite)};
   }

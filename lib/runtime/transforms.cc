@@ -57,8 +57,8 @@ class MapDataset final : public UnaryDataset {
   // The fused filter's verdict on a mapped element. Tested as the filter
   // would have: the index is the element's position in the filter's input,
   // which a one-to-one map keeps, and the epoch is the filter's (0).
+  // Requires keep_if_.
   StatusOr<bool> Keep(const Element& e, uint64_t index) const {
-    if (!keep_if_) return true;
     auto keep = keep_if_->Test(e, UdfCtx{index, 0});
     if (!keep.ok()) return keep.status().WithContext("node '" + name() + "' (keep_if)");
     return keep;
@@ -74,6 +74,8 @@ class MapDataset final : public UnaryDataset {
         if (*end) return Status::OK();
         const uint64_t index = index_++;
         PLUMBER_RETURN_IF_ERROR(d_->Apply(out, index, epoch_));
+        // A plain map (no fused filter) keeps every element without asking.
+        if (!d_->keep_if_) return Status::OK();
         PLUMBER_ASSIGN_OR_RETURN(const bool keep, d_->Keep(*out, index));
         if (keep) return Status::OK();
       }
